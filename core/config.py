@@ -1,0 +1,153 @@
+"""Settings for every stage, read from (highest first) explicit overrides, secrets, environment, defaults.
+
+Environment names are `INKWELL_<FIELD>` (e.g. `INKWELL_DATA_DIR`, `INKWELL_THRESHOLD`), plus the
+usual `OPENAI_API_KEY` and `OPENAI_BASE_URL`. Secrets are a flat mapping with the field names as keys
+(Streamlit's `st.secrets`, or any dict).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+BUILTIN_EMBED_MODEL = "all-MiniLM-L6-v2"
+BUILTIN_CHAT_MODEL = "smollm2"
+DEFAULT_OPENAI_CHAT_MODEL = "gpt-4o-mini"
+DEFAULT_OPENAI_EMBED_MODEL = "text-embedding-3-small"
+
+# Variables that keep their conventional names instead of INKWELL_*.
+_ENV_ALIASES = {"openai_api_key": "OPENAI_API_KEY", "openai_base_url": "OPENAI_BASE_URL"}
+
+
+class ConfigError(ValueError):
+    """A setting has a value we cannot use; the message says which and why."""
+
+
+@dataclass
+class Settings:
+    data_dir: Path = Path("data/lancedb")
+
+    # Embeddings: "local" (sentence-transformers, bundled MiniLM by default) or "openai" (any
+    # OpenAI-compatible /v1/embeddings endpoint).
+    embed_backend: str = "local"
+    embed_model: str = ""
+    embed_dimensions: int | None = None
+    embed_batch_size: int = 32
+    embed_base_url: str | None = None
+
+    # Answers. With no key and no base URL, the built-in llama.cpp server answers.
+    openai_api_key: str | None = field(default=None, repr=False)
+    openai_base_url: str | None = None
+    chat_model: str = ""
+    local_model_path: str = ""
+    local_context: int = 8192
+    author_name: str = "the author"
+    author_description: str = "a writer who blogs about their life and work"
+    temperature: float = 0.4
+    max_tokens: int = 1000
+    translate_question: bool | None = None
+    context_token_budget: int | None = None
+    request_timeout: float = 60.0
+    max_retries: int = 4
+
+    # Chunking.
+    chunk_strategy: str = "paragraph"
+    chunk_tokens: int = 300
+    fixed_chars: int = 1200
+    fixed_overlap: int = 200
+
+    # Retrieval (the seed's rules): search top_k, keep relevance >= threshold, but never fewer than
+    # min_chunks nor more than max_chunks.
+    top_k: int = 50
+    threshold: float = 0.25
+    min_chunks: int = 20
+    max_chunks: int = 40
+
+    @classmethod
+    def load(
+        cls,
+        overrides: Mapping[str, Any] | None = None,
+        secrets: Mapping[str, Any] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Settings:
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            env_name = _ENV_ALIASES.get(f.name, f"INKWELL_{f.name.upper()}")
+            for source in (overrides or {}, secrets or {}, {f.name: env.get(env_name)}):
+                if source.get(f.name) not in (None, ""):
+                    values[f.name] = _coerce(f, source[f.name])
+                    break
+        settings = cls(**values)
+        settings.validate()
+        return settings
+
+    def replace(self, **changes: Any) -> Settings:
+        new = dataclasses.replace(self, **changes)
+        new.validate()
+        return new
+
+    def validate(self) -> None:
+        if self.embed_backend not in ("local", "openai"):
+            raise ConfigError(f"embed_backend must be 'local' or 'openai', not {self.embed_backend!r}")
+        if self.chunk_strategy not in ("paragraph", "fixed"):
+            raise ConfigError(f"chunk_strategy must be 'paragraph' or 'fixed', not {self.chunk_strategy!r}")
+        if not 0 <= self.threshold <= 1:
+            raise ConfigError(f"threshold must be between 0 and 1, not {self.threshold}")
+        if not 0 <= self.min_chunks <= self.max_chunks:
+            raise ConfigError(f"need 0 <= min_chunks ({self.min_chunks}) <= max_chunks ({self.max_chunks})")
+        if self.top_k < 1 or self.chunk_tokens < 20 or self.fixed_chars < 50:
+            raise ConfigError("top_k must be >= 1, chunk_tokens >= 20 and fixed_chars >= 50")
+        if not 0 <= self.fixed_overlap < self.fixed_chars:
+            raise ConfigError("fixed_overlap must be >= 0 and smaller than fixed_chars")
+
+    # Derived choices -----------------------------------------------------------------------------
+
+    @property
+    def uses_builtin_llm(self) -> bool:
+        """True when no OpenAI key or compatible server is configured: the bundled model answers."""
+        return not (self.openai_api_key or self.openai_base_url)
+
+    @property
+    def effective_chat_model(self) -> str:
+        if self.chat_model:
+            return self.chat_model
+        return BUILTIN_CHAT_MODEL if self.uses_builtin_llm else DEFAULT_OPENAI_CHAT_MODEL
+
+    @property
+    def effective_embed_model(self) -> str:
+        if self.embed_model:
+            return self.embed_model
+        return BUILTIN_EMBED_MODEL if self.embed_backend == "local" else DEFAULT_OPENAI_EMBED_MODEL
+
+    @property
+    def should_translate(self) -> bool:
+        """Translate questions to English before embedding: on by default only with a real LLM."""
+        if self.translate_question is not None:
+            return self.translate_question
+        return not self.uses_builtin_llm
+
+
+def _coerce(f: dataclasses.Field, value: Any) -> Any:
+    kind = str(f.type)
+    try:
+        if kind.startswith("Path"):
+            return Path(value).expanduser()
+        if isinstance(value, str):
+            if kind.startswith("bool"):
+                if value.lower() in ("1", "true", "yes", "on"):
+                    return True
+                if value.lower() in ("0", "false", "no", "off"):
+                    return False
+                raise ValueError(value)
+            if kind.startswith("int"):
+                return int(value)
+            if kind.startswith("float"):
+                return float(value)
+        return value
+    except ValueError:
+        raise ConfigError(f"setting {f.name} cannot be {value!r} (expected {kind})") from None

@@ -1,0 +1,106 @@
+"""Plain data passed between pipeline stages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Block:
+    """One paragraph of cleaned text, or a heading (which becomes the `section` of what follows)."""
+
+    text: str
+    heading: bool = False
+
+
+@dataclass
+class Post:
+    """A post as parsed from one input, before chunking.
+
+    `blocks` is the cleaned text in reading order. `raw` is what the author gave us, kept so the post
+    can be re-chunked or re-embedded later without re-uploading. `prechunked` is set only for imported
+    chunks.json files, whose chunks are kept exactly as they were cut.
+    """
+
+    post_id: str
+    title: str
+    blocks: list[Block]
+    raw: str
+    source: str
+    collection: str = "writings"
+    date: str = ""
+    tags: list[str] = field(default_factory=list)
+    format: str = "text"
+    prechunked: list[PreChunk] | None = None
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(b.text for b in self.blocks)
+
+
+@dataclass
+class PreChunk:
+    """A chunk that arrives already cut (chunks.json import)."""
+
+    text: str
+    section: str = ""
+    keywords: list[str] = field(default_factory=list)
+    chunk_id: str = ""
+
+
+@dataclass
+class Chunk:
+    chunk_id: str
+    post_id: str
+    index: int
+    text: str
+    section: str = ""
+    tokens: int = 0
+    keywords: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ParseError:
+    """An input that could not be turned into posts; the message names the file and the reason."""
+
+    source: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.message}"
+
+
+@dataclass
+class ParseResult:
+    posts: list[Post] = field(default_factory=list)
+    errors: list[ParseError] = field(default_factory=list)
+
+
+@dataclass
+class Hit:
+    """One retrieved chunk. `relevance` is 0..1, higher is better; `rank` starts at 1."""
+
+    post_id: str
+    title: str
+    collection: str
+    chunk_id: str
+    section: str
+    text: str
+    keywords: list[str]
+    relevance: float
+    rank: int
+    date: str = ""
+    passed: bool = True
+
+    def to_json(self) -> dict:
+        return {
+            "post_id": self.post_id,
+            "title": self.title,
+            "collection": self.collection,
+            "chunk_id": self.chunk_id,
+            "section": self.section,
+            "text": self.text,
+            "keywords": list(self.keywords),
+            "relevance": round(float(self.relevance), 6),
+            "rank": self.rank,
+        }
