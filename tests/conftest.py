@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# Before anything imports xllamacpp or torch: keep the tests offline and the CPU polite.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from core.config import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "data" / "demo"
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Defaults with a fresh data dir, ignoring the developer's own INKWELL_*/OPENAI_* variables."""
+    return Settings.load({"data_dir": tmp_path / "db"}, environ={})
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from core.embed import get_embedder
+
+    return get_embedder(Settings.load(environ={}))
+
+
+@pytest.fixture
+def store(settings: Settings):
+    from core.store import Store
+
+    return Store(settings.data_dir)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
