@@ -45,6 +45,8 @@ class Settings:
     chat_model: str = ""
     local_model_path: str = ""
     local_context: int = 8192
+    builtin_max_tokens: int = 256
+    builtin_repeat_penalty: float = 1.1
     author_name: str = "the author"
     author_description: str = "a writer who blogs about their life and work"
     temperature: float = 0.4

@@ -1,0 +1,294 @@
+"""core.answer: prompt, context formatting and budget, streaming answers (scripted server and, marked
+llm, the built-in model), question translation and follow-up rewriting."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.answer import (
+    DEFAULT_PROMPT_TEMPLATE,
+    NO_HITS_MESSAGE,
+    AnswerStream,
+    answer,
+    build_messages,
+    context_budget,
+    fit_context,
+    format_hit,
+    looks_english,
+    rewrite_followup,
+    sources_of,
+    system_prompt,
+    translate_to_english,
+)
+from core.config import Settings
+from core.llm import LLMError
+from core.local_llm import get_builtin_server
+from core.models import Hit
+from core.tokens import count_tokens
+from tests.servers import ScriptedOpenAIServer
+
+AUTHOR = {
+    "author_name": "Maya Lindqvist",
+    "author_description": "a baker who writes about sourdough and Lisbon",
+}
+
+
+def hit(
+    post_id: str,
+    relevance: float,
+    text: str = "Some text.",
+    *,
+    title: str = "",
+    section: str = "",
+    n: int = 0,
+):
+    return Hit(
+        post_id=post_id,
+        title=title or f"Post {post_id}",
+        collection="writings",
+        chunk_id=f"{post_id}-{n}",
+        section=section,
+        text=text,
+        keywords=[],
+        relevance=relevance,
+        rank=n + 1,
+    )
+
+
+@pytest.fixture
+def scripted():
+    with ScriptedOpenAIServer() as server:
+        yield server
+
+
+def remote(server: ScriptedOpenAIServer, **changes) -> Settings:
+    return Settings(openai_base_url=server.base_url, max_retries=1, request_timeout=5.0, **AUTHOR).replace(
+        **changes
+    )
+
+
+# Prompt and context ---------------------------------------------------------------------------------------
+
+
+def test_system_prompt_fills_in_the_author():
+    prompt = system_prompt(Settings(**AUTHOR))
+    assert prompt.startswith("You are Maya Lindqvist, a baker who writes about sourdough and Lisbon.")
+    for rule in (
+        "first person",
+        "ONLY the provided excerpts",
+        "say so plainly",
+        "at most two posts",
+        "language",
+    ):
+        assert rule in prompt
+    assert "{" not in prompt
+
+
+def test_system_prompt_template_override():
+    prompt = system_prompt(
+        Settings(**AUTHOR), "Speak as {author_name} ({author_description}). Keep {braces}."
+    )
+    assert prompt == "Speak as Maya Lindqvist (a baker who writes about sourdough and Lisbon). Keep {braces}."
+    assert "{author_name}" in DEFAULT_PROMPT_TEMPLATE
+
+
+def test_context_format():
+    assert format_hit(hit("a", 0.81234, "Bread is patience.", title="On Bread")) == (
+        "[On Bread | relevance=0.8123]\nBread is patience."
+    )
+    assert format_hit(hit("a", 0.5, "x", title="On Bread", section="Starters")) == (
+        "[On Bread — Starters | relevance=0.5000]\nx"
+    )
+    hits = [hit("a", 0.3, "Third."), hit("b", 0.9, "First."), hit("c", 0.6, "Second.")]
+    messages, used = build_messages("Why bake?", hits, Settings(**AUTHOR))
+    assert [h.post_id for h in used] == ["b", "c", "a"]
+    user = messages[-1]["content"]
+    expected = (
+        "[Post b | relevance=0.9000]\nFirst.\n\n"
+        "[Post c | relevance=0.6000]\nSecond.\n\n"
+        "[Post a | relevance=0.3000]\nThird."
+    )
+    assert expected in user
+    assert user.endswith("Why bake?")
+    assert messages[0] == {"role": "system", "content": system_prompt(Settings(**AUTHOR))}
+    assert [m["role"] for m in messages] == ["system", "user"]
+
+
+def test_budget_trims_to_best_hits():
+    long_text = "I knead the dough every morning before the city wakes up. " * 40  # ~500 tokens
+    hits = [hit(f"p{i}", 0.9 - i * 0.01, long_text, n=i) for i in range(30)]
+    hits.reverse()  # the order given must not matter
+    context, used = fit_context(hits, 2000)
+    assert 2 <= len(used) < 30
+    assert count_tokens(context) <= 2000
+    assert [h.post_id for h in used] == [f"p{i}" for i in range(len(used))]
+    assert context.count("relevance=") == len(used)
+
+    _, used2 = build_messages("q", hits, Settings(context_token_budget=2000))
+    assert used2 == used
+
+
+def test_single_oversized_hit_is_cut_to_fit():
+    huge = hit("big", 0.9, "word " * 5000, title="Huge")
+    context, used = fit_context([huge, hit("small", 0.5, "tiny")], 300)
+    assert used == [huge]
+    assert context.startswith("[Huge | relevance=0.9000]\n")
+    assert count_tokens(context) <= 300
+
+
+def test_context_budget_defaults():
+    assert context_budget(Settings()) == 1200  # built-in, 8192 context: capped (uncapped it would be 2683)
+    assert context_budget(Settings(local_context=4096, max_tokens=500)) == int((4096 - 500 - 1000) / 2.3)
+    assert context_budget(Settings(local_context=2048, max_tokens=1000)) == 300  # the floor
+    assert context_budget(Settings(openai_api_key="sk-x")) == 12000
+    assert context_budget(Settings(openai_base_url="http://localhost:1/v1", context_token_budget=777)) == 777
+
+
+def test_history_is_kept_and_counted():
+    history = [
+        {"role": "user", "content": "Do you bake every day?"},
+        {"role": "assistant", "content": "Almost every day."},
+        {"role": "system", "content": "ignored"},
+    ]
+    messages, _ = build_messages("Even on Sundays?", [hit("a", 0.9)], Settings(), history)
+    assert messages[1:3] == history[:2]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+
+
+def test_sources_are_distinct_posts_by_best_relevance():
+    hits = [hit("a", 0.5, n=0), hit("b", 0.7, n=0), hit("a", 0.9, n=1), hit("c", 0.2), hit("b", 0.1, n=2)]
+    sources = sources_of(hits)
+    assert [(s.post_id, s.relevance) for s in sources] == [("a", 0.9), ("b", 0.7), ("c", 0.2)]
+    assert sources[0].title == "Post a"
+
+
+# Answers --------------------------------------------------------------------------------------------------
+
+
+def test_no_hits_means_no_model_call(scripted: ScriptedOpenAIServer):
+    stream = answer("What about whales?", [], remote(scripted))
+    assert list(stream) == [NO_HITS_MESSAGE]
+    assert stream.text == NO_HITS_MESSAGE
+    assert stream.used_hits == [] and stream.sources == []
+    assert not stream.called_model
+    assert scripted.requests == []
+
+
+def test_answer_streams_from_the_model(scripted: ScriptedOpenAIServer):
+    reply = ["I bake ", "because ", "it slows ", "me down."]
+    scripted.chat(reply)
+    hits = [
+        hit("slow", 0.62, "Baking slows me down.", title="Slow Mornings", n=0),
+        hit("lisbon", 0.81, "Lisbon taught me bread.", title="Lisbon Bread", n=0),
+        hit("slow", 0.95, "Every loaf takes a day.", title="Slow Mornings", n=1),
+        hit("tools", 0.4, "My oven is old.", title="Tools", n=0),
+    ]
+    settings = remote(scripted, chat_model="llama3")
+    stream = answer("Why do you bake?", hits, settings)
+    assert isinstance(stream, AnswerStream)
+    assert [s.post_id for s in stream.sources] == ["slow", "lisbon", "tools"]
+    assert [h.relevance for h in stream.used_hits] == [0.95, 0.81, 0.62, 0.4]
+    assert stream.model_label == f"llama3 via {scripted.base_url}"
+    assert stream.builtin is False
+    assert scripted.requests == []  # nothing is sent before iterating
+
+    assert list(stream) == reply
+    assert stream.text == "".join(reply)
+    assert stream.done
+    [request] = scripted.requests
+    body = request.body
+    assert body["stream"] is True
+    assert body["model"] == "llama3"
+    assert (body["temperature"], body["max_tokens"]) == (0.4, 1000)
+    assert body["messages"][0]["content"].startswith("You are Maya Lindqvist")
+    assert "[Slow Mornings | relevance=0.9500]\nEvery loaf takes a day." in body["messages"][-1]["content"]
+    assert list(stream) == [stream.text]  # replay, no second request
+    assert len(scripted.requests) == 1
+
+
+def test_answer_error_surfaces_as_llm_error(scripted: ScriptedOpenAIServer):
+    scripted.error(500, "boom", times=2)
+    stream = answer("Why?", [hit("a", 0.9)], remote(scripted))
+    with pytest.raises(LLMError, match=r"500"):
+        list(stream)
+    assert stream.text == ""
+
+
+@pytest.mark.llm
+def test_answer_round_trip_with_builtin_model():
+    settings = Settings(max_tokens=24, **AUTHOR)
+    get_builtin_server(settings)
+    hits = [
+        hit("lisbon", 0.8, "I moved to Lisbon in 2015 and opened a small bakery in Alfama.", title="Moving")
+    ]
+    stream = answer("Where did you open your bakery?", hits, settings)
+    assert stream.builtin is True
+    assert stream.model_label.startswith("built-in")
+    deltas = list(stream)
+    assert deltas and all(isinstance(d, str) for d in deltas)
+    assert stream.text == "".join(deltas)
+    assert stream.text.strip()
+    assert stream.usage.completion_tokens > 0
+    assert [s.post_id for s in stream.sources] == ["lisbon"]
+
+
+# Translation and follow-ups -------------------------------------------------------------------------------
+
+
+def test_looks_english():
+    assert looks_english("What do you think about Lisbon?")
+    assert looks_english("Tell me about your dog’s favourite walk")
+    assert not looks_english("¿Qué piensas de Lisboa?")
+    assert not looks_english("Was denkst du über Berlin?")
+    assert not looks_english("Wat is het verschil tussen brood en cake")
+    assert not looks_english("Que penses-tu de Paris ?")
+
+
+def test_translate_skips_english(scripted: ScriptedOpenAIServer):
+    question = "What do you think about sourdough?"
+    assert translate_to_english(question, remote(scripted)) == question
+    assert scripted.requests == []
+
+
+def test_translate_calls_the_model_for_other_languages(scripted: ScriptedOpenAIServer):
+    scripted.chat('"What do you think about Lisbon?"')
+    question = "Que penses-tu de Lisbonne ?"
+    assert translate_to_english(question, remote(scripted)) == "What do you think about Lisbon?"
+    [request] = scripted.requests
+    assert request.body["messages"][-1] == {"role": "user", "content": question}
+    assert "English" in request.body["messages"][0]["content"]
+    assert request.body["temperature"] == 0
+    assert "stream" not in request.body or request.body["stream"] is False
+
+
+def test_translate_failure_raises(scripted: ScriptedOpenAIServer):
+    scripted.error(401, "no")
+    with pytest.raises(LLMError):
+        translate_to_english("Was denkst du?", remote(scripted))
+
+
+def test_rewrite_followup(scripted: ScriptedOpenAIServer):
+    settings = remote(scripted)
+    assert rewrite_followup("And in winter?", [], settings) == "And in winter?"
+    assert scripted.requests == []
+
+    history = [
+        {"role": "user", "content": "How often do you feed your starter?"},
+        {"role": "assistant", "content": "Twice a day in summer."},
+    ]
+    scripted.chat("How often do you feed your starter in winter?")
+    assert (
+        rewrite_followup("And in winter?", history, settings)
+        == "How often do you feed your starter in winter?"
+    )
+    [request] = scripted.requests
+    prompt = request.body["messages"][-1]["content"]
+    assert "How often do you feed your starter?" in prompt
+    assert "Twice a day in summer." in prompt
+    assert "And in winter?" in prompt
+
+
+def test_rewrite_followup_with_builtin_model_needs_no_call():
+    history = [{"role": "user", "content": "How often do you feed your starter?"}]
+    rewritten = rewrite_followup("And in winter?", history, Settings())
+    assert rewritten == "How often do you feed your starter? And in winter?"

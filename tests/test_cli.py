@@ -1,0 +1,153 @@
+"""The `inkwell` command line over real tables in a temp dir."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from core.cli import main
+from tests.conftest import write
+
+HIT_KEYS = {"post_id", "title", "collection", "chunk_id", "section", "text", "keywords", "relevance", "rank"}
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "posts"
+    write(
+        root / "essays" / "garden.md",
+        "---\ntitle: The Garden\nslug: garden\ndate: 2023-04-02\n---\n\n## Tomatoes\n\n"
+        "I grow six kinds of tomatoes against the south wall. The Brandywines split in wet Augusts.\n\n"
+        "## Compost\n\nThe compost heap takes all kitchen scraps except citrus peel.\n",
+    )
+    write(root / "essays" / "trains.txt", "Night Trains\n\nI took the sleeper from Vienna to Rome in 2019.\n")
+    write(root / "notes" / "bundle.txt", "=== POST START: Tea ===\nGreen tea at 80 degrees, never boiling.\n=== POST END ===\n")
+    return root
+
+
+def run(*args: str, data_dir: Path, input: str | None = None):
+    result = CliRunner().invoke(main, [*args, "--data-dir", str(data_dir)], input=input, catch_exceptions=False)
+    return result
+
+
+def test_ingest_search_and_idempotence(corpus, tmp_path):
+    db = tmp_path / "db"
+    first = run("ingest", str(corpus), "--json", data_dir=db)
+    assert first.exit_code == 0, first.output
+    report = json.loads(first.stdout)
+    assert report["new"] == 3 and report["failed"] == 0 and report["chunks_embedded"] >= 3
+
+    again = json.loads(run("ingest", str(corpus), "--json", data_dir=db).stdout)
+    assert again["unchanged"] == 3 and again["chunks_embedded"] == 0
+
+    found = run("search", "which tomatoes split?", "--json", "--k", "2", data_dir=db)
+    out = json.loads(found.stdout)
+    assert out["query"] == "which tomatoes split?"
+    assert 1 <= len(out["hits"]) <= 2
+    assert set(out["hits"][0]) == HIT_KEYS
+    assert out["hits"][0]["post_id"] == "garden" and out["hits"][0]["section"] == "Tomatoes"
+    assert out["hits"][0]["rank"] == 1 and 0 < out["hits"][0]["relevance"] <= 1
+
+
+def test_batch_search_prints_one_json_line_per_query(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    queries = write(tmp_path / "q.jsonl", '{"id": "a", "text": "tea temperature"}\n{"id": "b", "text": "sleeper train"}\n')
+    result = run("search", "--queries", str(queries), "--k", "1", "--json", data_dir=db)
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["id"] for line in lines] == ["a", "b"]
+    assert [line["hits"][0]["post_id"] for line in lines] == ["tea", "trains"]
+
+
+def test_collection_filter(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    out = json.loads(run("search", "tomatoes", "--collection", "notes", "--json", data_dir=db).stdout)
+    assert {h["collection"] for h in out["hits"]} == {"notes"}
+
+
+def test_posts_list_pipes_into_delete(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    ids = run("posts", "list", "--ids", data_dir=db).stdout
+    assert sorted(ids.split()) == ["garden", "tea", "trains"]
+    listing = run("posts", "list", data_dir=db).stdout
+    garden_line = next(line for line in listing.splitlines() if line.startswith("garden\t"))
+    deleted = run("posts", "delete", data_dir=db, input=garden_line + "\n")
+    assert "deleted 1 post" in deleted.stdout
+    assert sorted(run("posts", "list", "--ids", data_dir=db).stdout.split()) == ["tea", "trains"]
+
+
+def test_chunks_list_and_show_with_embedded_text(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    rows = [json.loads(line) for line in run("chunks", "list", "--post", "garden", "--json", data_dir=db).stdout.splitlines()]
+    assert [r["section"] for r in rows] == ["Tomatoes", "Compost"]
+    shown = json.loads(run("chunks", "show", rows[1]["chunk_id"], data_dir=db).stdout)
+    assert shown["embedded_text"].startswith("[SECTION: Compost] The compost heap")
+    assert "vector" not in shown
+    missing = run("chunks", "show", "nope#9", data_dir=db)
+    assert missing.exit_code == 1 and "no chunk with id 'nope#9'" in missing.output
+
+
+def test_export_import_round_trip(corpus, tmp_path):
+    db, other = tmp_path / "db", tmp_path / "db2"
+    run("ingest", str(corpus), data_dir=db)
+    target = tmp_path / "chunks.json"
+    assert "exported" in run("export", str(target), data_dir=db).stdout
+    items = json.loads(target.read_text())
+    assert {"id", "text", "source", "section", "keywords"} <= set(items[0])
+
+    imported = json.loads(run("import", str(target), "--json", data_dir=other).stdout)
+    assert imported["new"] == 3 and imported["failed"] == 0
+
+    def snapshot(data_dir: Path) -> list[tuple]:
+        rows = [json.loads(x) for x in run("chunks", "list", "--json", data_dir=data_dir).stdout.splitlines()]
+        return sorted((r["chunk_id"], r["post_id"], r["text"], r["section"], tuple(r["keywords"])) for r in rows)
+
+    assert snapshot(other) == snapshot(db)
+    again = json.loads(run("import", str(target), "--json", data_dir=other).stdout)
+    assert again["unchanged"] == 3 and again["chunks_embedded"] == 0
+
+
+def test_bad_files_fail_loudly_but_keep_the_rest(corpus, tmp_path):
+    db = tmp_path / "db"
+    (corpus / "broken.json").write_text("[{not json", encoding="utf-8")
+    result = run("ingest", str(corpus), data_dir=db)
+    assert result.exit_code == 1
+    assert "broken.json" in result.stderr
+    assert sorted(run("posts", "list", "--ids", data_dir=db).stdout.split()) == ["garden", "tea", "trains"]
+
+
+def test_eval_reports_the_metrics(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    queries = write(tmp_path / "q.jsonl", '{"id": "q1", "text": "green tea"}\n{"id": "q2", "text": "compost heap"}\n')
+    qrels = write(tmp_path / "r.tsv", "query_id\tdoc_id\tscore\nq1\ttea\t1\nq2\tgarden\t1\n")
+    out = json.loads(run("eval", "--queries", str(queries), "--qrels", str(qrels), "--json", data_dir=db).stdout)
+    assert out["means"]["recall@10"] == 1.0
+    assert out["means"]["mrr@10"] == 1.0
+    table = run("eval", "--queries", str(queries), "--qrels", str(qrels), data_dir=db).stdout
+    assert "nDCG@10" in table
+
+
+def test_info_and_clear_errors(tmp_path):
+    info = json.loads(run("info", "--json", data_dir=tmp_path / "db").stdout)
+    assert info["posts"] == 0 and info["chunks"] == 0
+    assert "built-in" in info["answer_model"]
+    usage = CliRunner().invoke(main, ["search", "--data-dir", str(tmp_path / "db")])
+    assert usage.exit_code == 2 and "either a QUESTION or --queries" in usage.output
+
+
+def test_installed_entry_point_runs():
+    exe = Path(sys.executable).with_name("inkwell")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "core.cli"]
+    result = subprocess.run([*cmd, "--help"], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0
+    for name in ("ingest", "search", "ask", "posts", "chunks", "export", "import", "eval"):
+        assert name in result.stdout
