@@ -404,6 +404,29 @@ def eval_cmd(queries: str, qrels: str, k: int, as_json: bool, data_dir: str | No
 
 
 @command(main)
+@click.option("--embed-backend", type=click.Choice(["local", "openai"]), help="Embedding backend to switch to.")
+@click.option("--embed-model", help="Model name or path to switch to (default: the configured one).")
+@click.option("--embed-dimensions", type=int, help="Vector size for OpenAI text-embedding-3 models.")
+def reembed(
+    embed_backend: str | None, embed_model: str | None, embed_dimensions: int | None, data_dir: str | None
+) -> None:
+    """Re-embed every stored chunk with another embedding model (texts and keywords are kept)."""
+    from core.reembed import reembed as run_reembed
+
+    settings = _settings(
+        data_dir, embed_backend=embed_backend, embed_model=embed_model, embed_dimensions=embed_dimensions
+    )
+    with click.progressbar(length=1, label="Re-embedding", file=sys.stderr) as bar:
+
+        def progress(done: int, total: int, message: str) -> None:
+            bar.length = total
+            bar.update(done - bar.pos)
+
+        count = run_reembed(settings, progress=progress)
+    click.echo(f"re-embedded {count} chunks with {settings.embed_backend}:{settings.effective_embed_model}")
+
+
+@command(main)
 @click.option("--json", "as_json", is_flag=True)
 def info(as_json: bool, data_dir: str | None) -> None:
     """What is stored and which models are configured."""

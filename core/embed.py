@@ -176,6 +176,26 @@ def _cached_local(model: str, batch_size: int) -> LocalEmbedder:
     return LocalEmbedder(model, batch_size)
 
 
+def settings_for_model(settings: Settings, model_id: str) -> Settings:
+    """Settings whose embedder is the one a table was made with (inverse of `model_id`)."""
+    if model_id.startswith("openai:"):
+        name, _, dims = model_id.removeprefix("openai:").partition("@")
+        return settings.replace(embed_backend="openai", embed_model=name, embed_dimensions=int(dims) if dims else None)
+    return settings.replace(embed_backend="local", embed_model=model_id)
+
+
+def embedder_for_store(settings: Settings, table_model: str | None) -> Embedder:
+    """The configured embedder; when none is configured, the one the table was made with.
+
+    So after `inkwell reembed --embed-model X`, later commands use X without extra settings, while
+    an explicitly configured different model is still refused by the store.
+    """
+    configured = settings.embed_model or settings.embed_backend != "local"
+    if table_model and not configured:
+        return get_embedder(settings_for_model(settings, table_model))
+    return get_embedder(settings)
+
+
 def get_embedder(settings: Settings) -> Embedder:
     """The embedder the settings ask for; local models are loaded once per process, on first use."""
     if settings.embed_backend == "local":

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from core.chunk import chunk_post
 from core.config import Settings
-from core.embed import Embedder, chunk_embedded_text, content_hash, get_embedder
+from core.embed import Embedder, chunk_embedded_text, content_hash, embedder_for_store
 from core.keywords import add_keywords, document_frequencies
 from core.models import Chunk, ParseError, Post
 from core.parse import parse_paths
@@ -141,7 +141,7 @@ def ingest_posts(
 ) -> IngestReport:
     started = time.perf_counter()
     store = store or Store(settings.data_dir)
-    embedder = embedder or get_embedder(settings)
+    embedder = embedder or embedder_for_store(settings, store.model_id())
     store.check_model(embedder.model_id)
     report = IngestReport(errors=list(errors))
 
@@ -304,7 +304,7 @@ def edit_chunk(
     from core.tokens import count_tokens
 
     store = store or Store(settings.data_dir)
-    embedder = embedder or get_embedder(settings)
+    embedder = embedder or embedder_for_store(settings, store.model_id())
     store.check_model(embedder.model_id)
     row = store.get_chunk(chunk_id)
     if row is None:

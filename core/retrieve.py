@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from core.config import Settings
-from core.embed import Embedder, get_embedder
+from core.embed import Embedder, embedder_for_store
 from core.models import Hit
 from core.store import Store
 
@@ -63,7 +63,7 @@ def search(
     if not question.strip():
         raise ValueError("the question is empty")
     store = store or Store(settings.data_dir)
-    embedder = embedder or get_embedder(settings)
+    embedder = embedder or embedder_for_store(settings, store.model_id())
     store.check_model(embedder.model_id)
     vector = embedder.embed([question])[0]
     rows = store.vector_search(vector, settings.top_k, collections)

@@ -151,6 +151,10 @@ class Store:
         meta = table.schema.metadata or {}
         return ModelInfo(meta[META_MODEL].decode(), int(meta[META_DIM]))
 
+    def model_id(self) -> str | None:
+        info = self.model_info()
+        return info.model_id if info else None
+
     def check_model(self, model_id: str) -> None:
         info = self.model_info()
         if info is not None and info.model_id != model_id:
@@ -190,6 +194,17 @@ class Store:
         self.posts.merge_insert("post_id").when_matched_update_all().when_not_matched_insert_all().execute(
             posts
         )
+
+    def overwrite_chunks(self, chunk_rows: list[dict], model_id: str, dim: int) -> None:
+        """Replace the whole chunks table in one commit, e.g. re-embedded with another model.
+
+        An overwrite is a new version of the same table (LanceDB OSS cannot rename tables), so a
+        crash before it leaves the old table as it was, and undo can still go back.
+        """
+        schema = chunks_schema(dim, model_id)
+        data = pa.Table.from_pylist(chunk_rows, schema=schema)
+        table = self.db.create_table(CHUNKS, data, schema=schema, mode="overwrite")
+        table.set_unenforced_primary_key("chunk_id")
 
     def update_chunk(self, chunk_id: str, values: dict[str, Any]) -> None:
         table = self.chunks

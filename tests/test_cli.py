@@ -151,3 +151,17 @@ def test_installed_entry_point_runs():
     assert result.returncode == 0
     for name in ("ingest", "search", "ask", "posts", "chunks", "export", "import", "eval"):
         assert name in result.stdout
+
+
+@pytest.mark.llm
+def test_ask_answers_with_the_builtin_model_and_cites_posts(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    result = run("ask", "How warm should the water be for green tea?", "--json", data_dir=db)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["answer"].strip()
+    assert out["builtin_model"] is True and "built-in" in out["model"]
+    context_posts = {c["post_id"] for c in out["context"]}
+    assert out["sources"] and {s["post_id"] for s in out["sources"]} <= context_posts
+    assert out["context"][0]["post_id"] == "tea"
