@@ -1,0 +1,220 @@
+"""Inspect chunks: browse and search every chunk, see one in context, test what a question retrieves.
+
+Browsing and queries are open to readers; editing a chunk is the owner's.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from core import app_state
+from core.embed import embedded_text
+from core.ingest import edit_chunk
+from core.retrieve import search
+
+COLUMNS = ["chunk_id", "post_id", "idx", "title", "collection", "section", "tokens", "keywords", "text"]
+SHOWN = ["title", "collection", "section", "tokens", "keywords", "text"]
+
+settings = app_state.base_settings()
+store = app_state.get_store(settings)
+md = app_state.md_escape
+
+st.title("Inspect chunks")
+app_state.show_flash()
+settings = app_state.advanced_controls(settings)
+mode = st.radio("Mode", ["Browse chunks", "Test a query"], horizontal=True, key="inspect_mode")
+
+
+def load_chunks() -> pd.DataFrame:
+    try:
+        return pd.DataFrame(store.list_chunks(columns=COLUMNS), columns=COLUMNS)
+    except app_state.KNOWN_ERRORS as exc:
+        st.error(f"Cannot read the chunks: {md(exc)}")
+        return pd.DataFrame(columns=COLUMNS)
+
+
+def filter_chunks(chunks: pd.DataFrame) -> pd.DataFrame:
+    search_col, collection_col, post_col = st.columns([2, 1, 2])
+    needle = search_col.text_input("Search text, titles, sections, keywords", key="inspect_search")
+    collections = sorted({c for c in chunks["collection"] if c})
+    chosen = collection_col.multiselect("Collection", collections, key="inspect_collections")
+    titles = dict(zip(chunks["post_id"], chunks["title"], strict=False))
+    posts = post_col.multiselect(
+        "Post",
+        sorted(titles, key=lambda p: titles[p] or p),
+        key="inspect_posts",
+        format_func=lambda p: titles.get(p) or p,
+    )
+    keep = pd.Series(True, index=chunks.index)
+    if chosen:
+        keep &= chunks["collection"].isin(chosen)
+    if posts:
+        keep &= chunks["post_id"].isin(posts)
+    if needle.strip():
+        haystack = (
+            chunks["text"].fillna("")
+            + "\n"
+            + chunks["title"].fillna("")
+            + "\n"
+            + chunks["section"].fillna("")
+            + "\n"
+            + chunks["keywords"].map(lambda k: " ".join(k if k is not None else []))
+        )
+        keep &= haystack.str.contains(needle.strip(), case=False, regex=False)
+    return chunks[keep].reset_index(drop=True)
+
+
+def show_chunk(chunk_id: str) -> None:
+    """The full chunk, its neighbours in the same post, its embedded text, and (owner) an editor."""
+    row = store.get_chunk(chunk_id)
+    if row is None:
+        st.warning("That chunk is gone (deleted or re-ingested). Pick another.")
+        return
+    siblings = store.list_chunks(post_id=row["post_id"], columns=["chunk_id", "idx", "section", "text"])
+    position = next((i for i, s in enumerate(siblings) if s["chunk_id"] == chunk_id), 0)
+    st.subheader(md(row["title"] or row["post_id"]))
+    facts = [
+        row["collection"],
+        row["section"],
+        f"chunk {position + 1} of {len(siblings)}",
+        f"{row['tokens']} tokens",
+        f"id {row['chunk_id']}",
+    ]
+    st.caption(" · ".join(md(f) for f in facts if f))
+    st.text(row["text"])
+    if row["keywords"]:
+        st.caption("Keywords: " + md(", ".join(row["keywords"])))
+    with st.expander("Embedded text (what the vector was made from)"):
+        st.code(
+            embedded_text(row["section"] or "", row["text"], row["keywords"] or [], row["title"] or ""),
+            language=None,
+            wrap_lines=True,
+        )
+    before, after = st.columns(2)
+    for col, index, label in ((before, position - 1, "Previous chunk"), (after, position + 1, "Next chunk")):
+        with col:
+            st.markdown(f"**{label}**")
+            if 0 <= index < len(siblings):
+                if siblings[index]["section"]:
+                    st.caption(md(siblings[index]["section"]))
+                st.text(siblings[index]["text"])
+            else:
+                st.caption("None: this is the " + ("first" if index < 0 else "last") + " chunk of the post.")
+    st.markdown("**Edit this chunk**")
+    if not app_state.require_owner("Editing chunks"):
+        return
+    with st.form(f"edit_{chunk_id}"):
+        text = st.text_area("Text", value=row["text"], height=200)
+        keywords = st.text_input("Keywords (comma-separated)", value=", ".join(row["keywords"] or []))
+        st.caption("Only this chunk is re-embedded. A later re-ingest of a changed post rebuilds its chunks.")
+        if st.form_submit_button("Save and re-embed"):
+            versions = store.versions()
+            try:
+                edit_chunk(
+                    chunk_id,
+                    settings,
+                    text=text,
+                    keywords=keywords.split(","),
+                    store=store,
+                    embedder=app_state.get_embedder_cached(settings),
+                )
+            except app_state.KNOWN_ERRORS as exc:
+                st.error(f"Could not save: {md(exc)}")
+            else:
+                app_state.remember_undo(store, versions, "chunk edit")
+                app_state.flash("Saved and re-embedded the chunk.")
+                st.rerun()
+
+
+def browse() -> None:
+    chunks = load_chunks()
+    if chunks.empty:
+        st.info("There are no chunks yet: ingest some posts first.")
+        return
+    shown = filter_chunks(chunks)
+    st.caption(f"{len(shown)} of {len(chunks)} chunks. Select a row to see the whole chunk.")
+    event = st.dataframe(
+        shown[SHOWN],
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="single-row",
+        key=app_state.table_key("chunk_table", shown["chunk_id"]),
+        column_config=app_state.column_config(),
+    )
+    rows = [i for i in event.selection.rows if i < len(shown)]
+    if rows:
+        st.divider()
+        show_chunk(shown.loc[rows[0], "chunk_id"])
+
+
+def score_chart(frame: pd.DataFrame, threshold: float) -> alt.LayerChart:
+    bars = (
+        alt.Chart(frame)
+        .mark_bar()
+        .encode(
+            x=alt.X("rank:O", title="rank"),
+            y=alt.Y("relevance:Q", title="relevance", scale=alt.Scale(domain=[0, 1])),
+            color=alt.Color(
+                "passed:N", title="used", scale=alt.Scale(domain=[True, False], range=["#3b4a8c", "#c9c4b8"])
+            ),
+            tooltip=["rank", alt.Tooltip("relevance:Q", format=".3f"), "title", "section", "why"],
+        )
+    )
+    rule = (
+        alt.Chart(pd.DataFrame({"threshold": [threshold]}))
+        .mark_rule(color="#c0392b", strokeDash=[4, 3])
+        .encode(y="threshold:Q")
+    )
+    return bars + rule
+
+
+def query() -> None:
+    question = st.text_input("Question", key="inspect_query", placeholder="What would a reader ask?")
+    try:
+        collections = store.collections()
+    except app_state.KNOWN_ERRORS:
+        collections = []
+    chosen = st.multiselect(
+        "Collections", collections, placeholder="All collections", key="inspect_query_coll"
+    )
+    if not question.strip():
+        st.caption(
+            "Type a question to see every candidate chunk, its relevance, and which ones would be used."
+        )
+        return
+    try:
+        result = search(
+            question,
+            settings,
+            store=store,
+            embedder=app_state.get_embedder_cached(settings),
+            collections=chosen or None,
+        )
+    except app_state.KNOWN_ERRORS as exc:
+        st.error(f"Search failed: {md(exc)}")
+        return
+    if not result.candidates:
+        st.info("No candidates: the table is empty or no chunk is in these collections.")
+        return
+    cols = st.columns(4)
+    cols[0].metric("Candidates", len(result.candidates))
+    cols[1].metric("Used", len(result.hits))
+    cols[2].metric("Threshold", f"{settings.threshold:.2f}")
+    cols[3].metric("Search time", f"{result.seconds * 1000:.0f} ms")
+    st.caption(
+        f"Rules: the {settings.top_k} nearest chunks; keep relevance ≥ {settings.threshold:.2f}, "
+        f"but at least {settings.min_chunks} and at most {settings.max_chunks}."
+    )
+    frame = app_state.hits_frame(result.candidates, settings.threshold)
+    st.altair_chart(score_chart(frame, settings.threshold), width="stretch")
+    st.dataframe(frame, hide_index=True, column_config=app_state.column_config(), key="query_table")
+
+
+if mode == "Browse chunks":
+    browse()
+else:
+    query()
+st.divider()
+app_state.undo_button(settings)

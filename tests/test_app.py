@@ -1,0 +1,534 @@
+"""The Streamlit app through AppTest: real pages, real LanceDB in a temp dir, the real bundled embedder.
+
+No mocks: the error-path test points the app at a closed loopback port, and the `llm` test talks to the
+built-in llama.cpp server.
+"""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core import app_state
+from core.config import Settings
+from core.ingest import ingest_posts
+from core.models import Block, Hit, Post
+from core.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "streamlit_app.py"
+TIMEOUT = 120  # the first run loads the embedding model; an answer may start the llama.cpp server
+
+BEES = [
+    "Keeping bees taught me patience. The first hive arrived in April 2019, a nucleus colony of five frames.",
+    "Swarming season starts in May. A colony that runs out of space raises a new queen and half of it leaves.",
+    "Varroa mites are the real enemy. We count mites on a sticky board every two weeks in summer.",
+]
+BREAD = "My sourdough starter is fed rye flour twice a day; the loaf proves overnight in the fridge."
+
+
+# Fixtures and helpers ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh data dir for the app, and none of the developer's own keys, URLs or INKWELL_* settings."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("INKWELL_") or name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+            monkeypatch.delenv(name)
+    path = tmp_path / "db"
+    monkeypatch.setenv("INKWELL_DATA_DIR", str(path))
+    return path
+
+
+@pytest.fixture
+def corpus(data_dir: Path, embedder, monkeypatch: pytest.MonkeyPatch) -> Store:
+    """Three short posts, ingested through core (bees: 3 small chunks; bread and walks: 1 each)."""
+    monkeypatch.setenv("INKWELL_CHUNK_TOKENS", "30")  # the app chunks like the fixture did
+    settings = Settings.load({"data_dir": data_dir, "chunk_tokens": 30}, environ={})
+    posts = [
+        Post("bees", "On Bees", [Block(p) for p in BEES], raw="\n\n".join(BEES), source="bees.txt"),
+        Post("bread", "Sourdough", [Block(BREAD)], raw=BREAD, source="bread.txt", collection="recipes"),
+        Post(
+            "walks",
+            "On Walking",
+            [Block("Walking", heading=True), Block("I walk along the canal every morning before work.")],
+            raw="# Walking\n\nI walk along the canal every morning before work.",
+            source="walks.md",
+            format="markdown",
+        ),
+    ]
+    store = Store(data_dir)
+    report = ingest_posts(posts, settings, store=store, embedder=embedder)
+    assert report.ok and report.count("new") == 3
+    return store
+
+
+def open_app(page: str | None = None, **secrets: str) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    # Non-empty secrets replace st.secrets, so a developer's own .streamlit/secrets.toml is not read.
+    at.secrets.update({"inkwell_tests": "1", **secrets})
+    at.run()
+    if page:
+        at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def texts(elements) -> list[str]:
+    return [str(e.value) for e in elements]
+
+
+def shown(elements) -> list[str]:
+    """Texts with Markdown escapes removed (user content is escaped wherever Markdown is parsed)."""
+    return [text.replace("\\", "") for text in texts(elements)]
+
+
+def everything(at: AppTest) -> str:
+    """All visible text of a run (to check what is, and isn't, shown)."""
+    kinds = (at.markdown, at.caption, at.text, at.error, at.warning, at.info, at.success, at.code)
+    # Markdown escapes removed, so assertions read like what a person sees.
+    return "\n".join(text for kind in kinds for text in texts(kind)).replace("\\", "")
+
+
+def counts_caption(at: AppTest) -> str:
+    return next(t for t in texts(at.sidebar.caption) if t.startswith("**Table:**"))
+
+
+def button(at: AppTest, label: str):
+    return next(b for b in at.button if b.label == label)
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: str(m.value) for m in at.metric}
+
+
+def select_rows(at: AppTest, table: str, rows: list[int]) -> AppTest:
+    """Select rows of a selectable st.dataframe (its key starts with `table`), as a click would."""
+    key = next(df.key for df in at.dataframe if df.key and df.key.startswith(table))
+    at.session_state[key] = {"selection": {"rows": rows, "columns": [], "cells": []}}
+    return at.run()
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# Navigation and sidebar ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("page", "title"),
+    [(None, "Ask the author"), ("pages/ingest.py", "Ingest posts"), ("pages/inspect.py", "Inspect chunks")],
+)
+def test_each_page_renders(data_dir, page, title):
+    at = open_app(page)
+    assert texts(at.title) == [title]
+    captions = "\n".join(shown(at.sidebar.caption))
+    assert "**Answer model:** built-in SmolLM2-135M" in captions  # which model answers
+    assert "Offline built-in model" in captions
+    assert "**Embedder:** sentence-transformers/all-MiniLM-L6-v2" in captions
+    assert "**Table:** 0 posts · 0 chunks" in captions
+    assert "Single-user mode" in captions
+
+
+def test_sidebar_names_a_configured_server_and_never_the_key(data_dir, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-testkey-0123456789abcdef")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://user:pw@127.0.0.1:9/v1?token=abc")
+    at = open_app()
+    shown = everything(at)
+    assert "gpt-4o-mini via http://127.0.0.1:9/v1" in shown
+    assert "Offline built-in model" not in shown
+    assert "sk-testkey" not in shown and "pw@" not in shown and "token" not in shown
+
+
+def test_bad_settings_and_data_dir_are_clear_errors(data_dir, monkeypatch, tmp_path):
+    monkeypatch.setenv("INKWELL_THRESHOLD", "2")
+    at = open_app()
+    assert shown(at.error) == ["Inkwell's settings are invalid: threshold must be between 0 and 1, not 2.0"]
+
+    monkeypatch.delenv("INKWELL_THRESHOLD")
+    (tmp_path / "a-file").write_text("not a folder")
+    monkeypatch.setenv("INKWELL_DATA_DIR", str(tmp_path / "a-file" / "db"))
+    at = open_app()
+    assert len(at.error) == 1 and "Cannot open the data directory" in at.error[0].value
+
+
+# Ingestion -----------------------------------------------------------------------------------------------
+
+
+def test_paste_preview_ingest_and_undo(data_dir):
+    at = open_app("pages/ingest.py")
+    at.text_input(key="paste_title").input("On Bees")
+    at.text_area(key="paste_text").input("\n\n".join(BEES))
+    at.button(key="paste_preview").click().run()
+    assert not at.exception
+    preview = at.dataframe[0].value
+    assert list(preview.columns) == ["#", "section", "tokens", "keywords", "text"]
+    assert "Swarming season" in " ".join(preview["text"])
+    assert counts_caption(at) == "**Table:** 0 posts · 0 chunks"  # a preview stores nothing
+
+    at.button(key="paste_ingest").click().run()
+    assert not at.exception
+    assert metrics(at)["New"] == "1" and metrics(at)["Failed"] == "0"
+    chunks = int(metrics(at)["Chunks embedded"])
+    assert chunks >= 1
+    assert counts_caption(at) == f"**Table:** 1 posts · {chunks} chunks"
+
+    # The same text again: unchanged, nothing embedded.
+    at.button(key="paste_ingest").click().run()
+    assert metrics(at)["Unchanged"] == "1" and metrics(at)["Chunks embedded"] == "0"
+
+    button(at, "Undo last change (ingest of “On Bees”)").click().run()
+    assert not at.exception
+    assert "Undone: ingest of “On Bees”." in texts(at.success)
+    assert counts_caption(at) == "**Table:** 0 posts · 0 chunks"
+
+
+def test_paste_with_no_text_is_a_clear_error(data_dir):
+    at = open_app("pages/ingest.py")
+    at.text_input(key="paste_title").input("Empty")
+    at.button(key="paste_ingest").click().run()
+    assert not at.exception
+    assert any("Cannot use this text" in e for e in shown(at.error))
+
+
+def test_upload_many_files_one_bad(data_dir):
+    at = open_app("pages/ingest.py")
+    front = "---\ntitle: Swarms\ndate: 2024-05-01\n---\n\n" + BEES[1]
+    at.file_uploader(key="upload_files").set_value(
+        [
+            ("swarms.md", front.encode(), "text/markdown"),
+            ("bread.txt", BREAD.encode(), "text/plain"),
+            ("broken.json", b"{not json", "application/json"),
+        ]
+    ).run()
+    assert not at.exception
+    assert "3 files → 2 posts, 1 problems." in texts(at.caption)
+    assert any("broken.json" in w for w in shown(at.warning))
+
+    at.text_input(key="upload_collection").input("essays").run()
+    at.button(key="upload_ingest").click().run()
+    assert not at.exception
+    assert metrics(at)["New"] == "2" and metrics(at)["Failed"] == "1"
+    assert any("broken.json" in w and "not valid JSON" in w for w in shown(at.warning))
+    store = Store(data_dir)
+    assert {(p["title"], p["collection"]) for p in store.list_posts()} == {
+        ("Swarms", "essays"),
+        ("Bread", "essays"),
+    }
+
+
+def test_stored_posts_reingest_and_delete(corpus):
+    at = open_app("pages/ingest.py")
+    titles = list(at.dataframe[0].value["title"])
+    assert sorted(titles) == ["On Bees", "On Walking", "Sourdough"]
+    picked = [titles.index("On Bees"), titles.index("On Walking")]
+    select_rows(at, "posts_table", picked)
+    button(at, "Re-ingest selected").click().run()
+    assert not at.exception
+    # Forced: both rebuilt from their stored raw text, same ids, vectors reused from the cache.
+    assert metrics(at)["Updated"] == "2" and metrics(at)["New"] == "0"
+    assert metrics(at)["Chunks embedded"] == "0"
+    assert {p["post_id"] for p in corpus.list_posts()} == {"bees", "bread", "walks"}
+
+    select_rows(at, "posts_table", [titles.index("Sourdough")])
+    button(at, "Delete selected").click().run()
+    assert not at.exception
+    assert "Deleted 1 posts." in texts(at.success)
+    assert {p["post_id"] for p in corpus.list_posts()} == {"bees", "walks"}
+    assert counts_caption(at).startswith("**Table:** 2 posts")
+    assert button(at, "Delete selected").disabled  # the rows changed, so the selection was dropped
+
+    button(at, "Undo last change (deletion of 1 posts)").click().run()
+    assert {p["post_id"] for p in corpus.list_posts()} == {"bees", "bread", "walks"}
+
+
+# Inspector -----------------------------------------------------------------------------------------------
+
+
+def test_inspector_browse_filter_and_select(corpus):
+    at = open_app("pages/inspect.py")
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["title", "collection", "section", "tokens", "keywords", "text"]
+    assert len(table) == corpus.counts()[1]
+
+    at.text_input(key="inspect_search").input("SWARMING").run()
+    assert list(at.dataframe[0].value["title"]) == ["On Bees"]
+    at.text_input(key="inspect_search").input("").run()
+    at.multiselect(key="inspect_collections").set_value(["recipes"]).run()
+    assert list(at.dataframe[0].value["title"]) == ["Sourdough"]
+    at.multiselect(key="inspect_collections").set_value([]).run()
+
+    # Select the middle chunk of "On Bees": the chunk, both neighbours, and the embedded text.
+    at.multiselect(key="inspect_posts").set_value(["bees"]).run()
+    shown = at.dataframe[0].value
+    assert len(shown) == 3
+    select_rows(at, "chunk_table", [1])
+    assert not at.exception
+    body = texts(at.text)
+    assert body[0] == shown["text"][1]
+    assert shown["text"][0] in body and shown["text"][2] in body  # previous and next
+    embedded = texts(at.code)
+    assert any(e.startswith("[SECTION: On Bees]") and shown["text"][1] in e for e in embedded)
+
+
+def test_inspector_edit_chunk_reembeds_it(corpus):
+    at = open_app("pages/inspect.py")
+    at.multiselect(key="inspect_posts").set_value(["bread"]).run()
+    select_rows(at, "chunk_table", [0])
+    before = corpus.list_chunks(post_id="bread", columns=["chunk_id", "text", "embed_hash"])[0]
+    at.text_area[0].input("Rye starter, fed twice a day; the dough proves overnight.")
+    at.text_input[-1].input("sourdough, rye")
+    button(at, "Save and re-embed").click().run()
+    assert not at.exception
+    assert "Saved and re-embedded the chunk." in texts(at.success)
+    after = corpus.get_chunk(before["chunk_id"])
+    assert after["text"] == "Rye starter, fed twice a day; the dough proves overnight."
+    assert list(after["keywords"]) == ["sourdough", "rye"]
+    assert after["embed_hash"] != before["embed_hash"]
+
+
+def test_inspector_query_mode_shows_every_candidate(corpus):
+    at = open_app("pages/inspect.py")
+    at.radio(key="inspect_mode").set_value("Test a query").run()
+    at.number_input(key="adv_min_chunks").set_value(0).run()
+    at.slider(key="adv_threshold").set_value(0.3).run()
+    at.text_input(key="inspect_query").input("When do bees swarm?").run()
+    assert not at.exception
+    frame = at.dataframe[0].value
+    assert len(frame) == corpus.counts()[1]  # every candidate (top_k is larger than the table)
+    assert list(frame["rank"]) == list(range(1, len(frame) + 1))
+    assert frame["relevance"].is_monotonic_decreasing
+    assert frame["title"][0] == "On Bees"
+    assert all(frame["passed"] == (frame["relevance"] >= 0.3))
+    assert set(frame["why"]) <= {"above threshold", "below threshold"}
+    assert metrics(at)["Candidates"] == str(len(frame))
+    assert metrics(at)["Used"] == str(int(frame["passed"].sum()))
+
+
+# Owner gate ----------------------------------------------------------------------------------------------
+
+
+def test_admin_password_protects_owner_pages_only(corpus, monkeypatch):
+    monkeypatch.setenv("INKWELL_ADMIN_PASSWORD", "from-env")
+    at = open_app(admin_password="open sesame")  # the secret wins over the environment
+    assert "Single-user mode" not in everything(at)
+    assert at.chat_input  # chat stays open
+
+    at.switch_page("pages/ingest.py").run()
+    assert not at.exception
+    assert all(t.key != "paste_title" for t in at.text_input)
+    password = at.text_input[0]
+    assert password.label == "Admin password"
+    password.input("from-env")
+    button(at, "Unlock").click().run()
+    assert any("Wrong password" in e for e in shown(at.error))
+    at.text_input[0].input("open sesame")
+    button(at, "Unlock").click().run()
+    assert not at.exception
+    assert at.text_input(key="paste_title").label == "Title"
+
+    # The inspector browses for everyone; its editor is behind the same (now unlocked) gate.
+    at.switch_page("pages/inspect.py").run()
+    select_rows(at, "chunk_table", [0])
+    assert any(b.label == "Save and re-embed" for b in at.button)
+    button(at, "Lock owner pages").click().run()
+    at.run()
+    assert not any(b.label == "Save and re-embed" for b in at.button)
+    assert any(t.label == "Admin password" for t in at.text_input)
+
+
+def test_wrong_passwords_lock_the_session(corpus):
+    from core.guard import PasswordGate
+
+    at = open_app("pages/ingest.py", admin_password="pw")
+    at.session_state["owner_gate"] = PasswordGate(clock=lambda: 1000.0)  # time stands still: the lock holds
+    for _ in range(3):
+        at.text_input[0].input("guess")
+        button(at, "Unlock").click().run()
+    assert any("Try again in 2 s" in e for e in shown(at.error))
+    at.text_input[0].input("pw")  # right, but during the lock: refused without comparing
+    button(at, "Unlock").click().run()
+    assert any("Too many wrong passwords: try again in 2 s" in e for e in shown(at.error))
+    assert all(t.key != "paste_title" for t in at.text_input)
+
+
+# Chat ----------------------------------------------------------------------------------------------------
+
+
+def test_chat_with_no_posts_answers_without_a_model_and_rate_limits(data_dir, monkeypatch):
+    monkeypatch.setenv("INKWELL_QUESTIONS_PER_MINUTE", "2")
+    at = open_app()
+    assert any("no posts yet" in i for i in texts(at.info))
+    for question in ("What do you think of bees?", "And of bread?"):
+        at.chat_input[0].set_value(question).run()
+        assert not at.exception
+    assert len(at.chat_message) == 4
+    assert "I haven't written about that" in texts(at.chat_message[1].markdown)[0]
+    assert at.chat_message[0].text[0].value == "What do you think of bees?"
+
+    at.chat_input[0].set_value("One more?").run()
+    assert any("please wait" in w for w in texts(at.warning))
+    assert len(at.chat_message) == 4  # the refused question is not asked
+
+    button(at, "Clear chat").click().run()
+    assert len(at.chat_message) == 0
+
+
+def test_chat_shows_a_clear_error_when_the_model_server_is_down(corpus, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{closed_port()}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-key-123456789")
+    monkeypatch.setenv("INKWELL_MAX_RETRIES", "0")
+    monkeypatch.setenv("INKWELL_REQUEST_TIMEOUT", "2")
+    at = open_app()
+    at.chat_input[0].set_value("When do bees swarm?").run()
+    assert not at.exception
+    errors = shown(at.error)
+    assert len(errors) == 1
+    assert errors[0].startswith("The answer model failed: ")
+    assert "could not connect to the model server at http://127.0.0.1:" in errors[0].lower()
+    assert "sk-secret" not in everything(at)
+    # The question stays in the history with its error; the next question works the same way.
+    at.run()
+    assert shown(at.error) == errors and not at.exception
+
+
+def test_chat_with_a_configured_server_rewrites_follow_ups(corpus, monkeypatch):
+    """A real OpenAI-compatible HTTP server on loopback (scripted replies): the follow-up is rewritten
+    into a standalone question with the history, the rewrite is shown and used for retrieval."""
+    from tests.servers import ScriptedOpenAIServer
+
+    with ScriptedOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("INKWELL_MAX_RETRIES", "0")
+        server.chat(["Swarming ", "starts in ", "**May**."])
+        at = open_app()
+        at.chat_input[0].set_value("When does swarming season start?").run()
+        assert not at.exception and not at.error
+        first = at.chat_message[1]
+        assert first.markdown[0].value == "Swarming starts in **May**."
+        assert f"Answered by gpt-4o-mini via {server.base_url}." in shown(first.caption)
+        assert not any(c.startswith("Searched for") for c in shown(first.caption))
+
+        server.chat("Why does half of a bee colony leave when it swarms?")  # the rewrite
+        server.chat("To start a new colony with the old queen.")  # the answer
+        at.chat_input[0].set_value("Why does half of it leave?").run()
+        assert not at.exception and not at.error
+        follow_up = at.chat_message[3]
+        assert "Searched for: Why does half of a bee colony leave when it swarms?" in shown(follow_up.caption)
+        assert follow_up.markdown[0].value == "To start a new colony with the old queen."
+
+        rewrite, answer = server.chat_requests[1:]
+        assert "Reader: When does swarming season start?" in rewrite.body["messages"][-1]["content"]
+        # The answer gets the history and the reader's own words; retrieval used the rewrite.
+        contents = [m["content"] for m in answer.body["messages"]]
+        assert "When does swarming season start?" in contents and "Swarming starts in **May**." in contents
+        assert contents[-1].endswith("Reader's question: Why does half of it leave?")
+        assert answer.body["temperature"] == pytest.approx(0.4)
+
+
+@pytest.mark.llm
+def test_chat_round_trip_with_the_builtin_model(corpus, monkeypatch):
+    monkeypatch.setenv("INKWELL_MAX_TOKENS", "48")
+    at = open_app()
+    at.chat_input[0].set_value("When does swarming season start?").run(timeout=TIMEOUT)
+    assert not at.exception and not at.error
+    answer = at.chat_message[1]
+    assert answer.markdown[0].value.strip()  # the streamed answer
+    sources = answer.markdown[1].value
+    assert sources.startswith("**Sources**") and "1. On Bees" in sources
+    assert "Answered by the small offline model: rough." in texts(answer.caption)[0]
+    context = answer.dataframe[0].value  # the excerpts that went into the context
+    assert {"relevance", "title", "section", "keywords", "text"} <= set(context.columns)
+    assert context["title"][0] == "On Bees"
+    copied = texts(answer.code)
+    assert copied and copied[0].strip()
+
+    at.chat_input[0].set_value("Why does half of it leave?").run(timeout=TIMEOUT)
+    assert not at.exception and not at.error
+    follow_up = at.chat_message[3]
+    # With the built-in model the follow-up is joined to the previous question, without a model call.
+    assert "Searched for: When does swarming season start? Why does half of it leave?" in shown(
+        follow_up.caption
+    )
+
+
+# Helpers shared by the pages -----------------------------------------------------------------------------
+
+
+def test_md_escape_shows_markdown_literally():
+    escaped = app_state.md_escape("**bold** [link](http://x) ![img](http://y) <b>:red[hi]</b> # h")
+    for raw in ("**", "](", "![", "<b>", ":red["):
+        assert raw not in escaped
+    assert escaped.replace("\\", "") == "**bold** [link](http://x) ![img](http://y) <b>:red[hi]</b> # h"
+
+
+def test_safe_answer_stream_neutralises_images_across_deltas():
+    deltas = ["See this !", "[pic](http://evil/?q=secret) and this", "![x](y)", " wow!"]
+    out = "".join(app_state.safe_answer_stream(deltas))
+    assert "![" not in out
+    assert out.replace("\\", "") == "".join(deltas)
+
+
+def test_explain_candidates():
+    def hit(relevance: float, passed: bool) -> Hit:
+        return Hit("p", "t", "c", "id", "", "x", [], relevance, 1, passed=passed)
+
+    assert app_state.explain(hit(0.5, True), 0.3) == "above threshold"
+    assert app_state.explain(hit(0.2, True), 0.3) == "below threshold, kept by min chunks"
+    assert app_state.explain(hit(0.5, False), 0.3) == "above threshold, cut by max chunks"
+    assert app_state.explain(hit(0.2, False), 0.3) == "below threshold"
+
+
+def test_rebuild_posts_keeps_ids_and_says_what_it_skips(data_dir, embedder):
+    from core.parse import parse_bytes
+
+    settings = Settings.load({"data_dir": data_dir}, environ={})
+    html = (
+        "<html><head><title>Walk</title></head><body><article><h1>Walk</h1><p>"
+        + BEES[0]
+        + "</p></article></body></html>"
+    )
+    chunks = '[{"id": "c1", "source": "notes", "text": "' + BREAD + '"}]'
+    posts = [
+        *parse_bytes("2024-05-01-my-swarms.md", ("---\nslug: swarm-notes\n---\n\n" + BEES[1]).encode()).posts,
+        *parse_bytes("walk.html", html.encode()).posts,
+        *parse_bytes("chunks.json", chunks.encode()).posts,
+    ]
+    store = Store(data_dir)
+    ingest_posts(posts, settings, store=store, embedder=embedder)
+    ids = [p.post_id for p in posts] + ["missing"]
+    rebuilt, skipped = app_state.rebuild_posts(store, ids)
+    assert skipped == ["missing: no longer stored"]
+    assert [p.post_id for p in rebuilt] == [p.post_id for p in posts]
+    for old, new in zip(posts, rebuilt, strict=True):
+        assert (new.title, new.collection, new.date, new.source, new.text) == (
+            old.title,
+            old.collection,
+            old.date,
+            old.source,
+            old.text,
+        )
+    report = ingest_posts(rebuilt, settings, store=store, embedder=embedder)
+    assert report.count("unchanged") == 3  # rebuilt exactly: same content hash
+
+
+def test_parse_uploads_reports_bad_files_and_reads_the_rest():
+    result = app_state.parse_uploads(
+        [
+            ("a.txt", b"Some text about bees."),
+            ("b.exe", b"MZ\x00\x00"),
+            ("c.jsonl", b'{"title": "C", "text": "x"}\n{'),
+        ]
+    )
+    assert [(p.title, p.source) for p in result.posts] == [("A", "a.txt"), ("C", "c.jsonl")]
+    assert [e.source for e in result.errors] == ["b.exe", "c.jsonl"]
+    assert "unsupported file type" in result.errors[0].message
