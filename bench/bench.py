@@ -27,12 +27,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
-from core.parse import parse_paths
 
 from core.config import Settings
 from core.embed import chunk_embedded_text, get_embedder
 from core.evaluate import format_table, load_qrels, load_queries, percentile, run_eval
 from core.ingest import ingest_posts, prepare_chunks
+from core.parse import parse_paths
 from core.retrieve import search
 from core.store import Store
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from core.parse import parse_paths
 
 from core.embed import content_hash
 from core.ingest import ingest_paths, ingest_posts
+from core.parse import parse_paths
 from core.store import ModelMismatchError, Store
 from tests.conftest import write
 
