@@ -181,3 +181,25 @@ def test_collections_are_stored_per_chunk(small, store, embedder, corpus):
     ingest_paths([corpus], small, store=store, embedder=embedder)
     assert store.collections() == ["recipes", "writings"]
     assert {r["collection"] for r in store.list_chunks("bread")} == {"recipes"}
+
+
+def test_concurrent_ingests_store_each_chunk_once(small, embedder, corpus):
+    import threading
+
+    # Two connections (as two app sessions or a CLI beside the app) ingest the same new posts at once.
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            ingest_paths([corpus], small, store=Store(small.data_dir), embedder=embedder)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    ids = [r["chunk_id"] for r in Store(small.data_dir).list_chunks(columns=["chunk_id", "post_id", "idx"])]
+    assert len(ids) == len(set(ids)) > 0
+    assert errors == [] or all("conflict" in str(e).lower() or "commit" in str(e).lower() for e in errors)
