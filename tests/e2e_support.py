@@ -1,0 +1,198 @@
+"""Helpers for the browser tests: a real `streamlit run` server and Debian's headless Chromium.
+
+The browser is Debian's `chromium` (/usr/bin/chromium, installed by `make browser`), driven by Playwright
+for Python. Playwright's own browser download (`playwright install`) is never used: it needs the internet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = Path(os.environ.get("INKWELL_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+]
+STARTUP_TIMEOUT = 90  # seconds until /_stcore/health answers (imports torch, lancedb, streamlit)
+
+
+def missing_browser(reason: str) -> None:
+    """Fail under CI (a missing browser must not pass silently), skip with the reason elsewhere."""
+    message = f"{reason}. Run `make browser` (Debian: apt-get install chromium chromium-driver)."
+    if os.environ.get("CI", "").lower() in ("true", "1"):
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+def chromium_path() -> Path:
+    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
+        missing_browser(f"Chromium is not installed at {CHROMIUM}")
+    return CHROMIUM
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def app_environ(**settings: str) -> dict[str, str]:
+    """This process's environment without the developer's keys, URLs or INKWELL_* settings, plus these."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("INKWELL_", "STREAMLIT_")) and k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")
+    }
+    env.update(
+        OMP_WAIT_POLICY="PASSIVE", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1"
+    )
+    env.update(settings)
+    return env
+
+
+@dataclass
+class AppServer:
+    url: str
+    process: subprocess.Popen
+    log: Path
+
+    def log_tail(self, lines: int = 60) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@contextlib.contextmanager
+def streamlit_server(workdir: Path, env: Mapping[str, str]) -> Iterator[AppServer]:
+    """`streamlit run streamlit_app.py` on a free loopback port, until /_stcore/health answers; killed after.
+
+    It runs in the project folder (for .streamlit/config.toml: the theme and upload size) but reads its
+    secrets from an empty file in `workdir`, so a developer's own .streamlit/secrets.toml is not used.
+    """
+    workdir.mkdir(parents=True, exist_ok=True)
+    secrets = workdir / "secrets.toml"
+    secrets.write_text('inkwell_e2e = "1"\n')  # a value that no setting reads
+    port = free_port()
+    log = workdir / "streamlit.log"
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "streamlit_app.py",
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        "--secrets.files",
+        str(secrets),
+    ]
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: the teardown ends it and only it
+        )
+    server = AppServer(f"http://127.0.0.1:{port}", process, log)
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while not _healthy(server.url):
+            if process.poll() is not None:
+                pytest.fail(
+                    f"streamlit exited with {process.returncode} before serving:\n{server.log_tail()}",
+                    pytrace=False,
+                )
+            if time.monotonic() > deadline:
+                pytest.fail(
+                    f"streamlit did not answer {server.url}/_stcore/health within {STARTUP_TIMEOUT} s:\n"
+                    f"{server.log_tail()}",
+                    pytrace=False,
+                )
+            time.sleep(0.5)
+        yield server
+    finally:
+        stop(process)
+
+
+def stop(process: subprocess.Popen) -> None:
+    """SIGTERM to the server's own process group, SIGKILL after 15 s."""
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=15)
+
+
+def launch_chromium(playwright):
+    """Debian's Chromium, headless, with a fresh profile (Playwright makes a temporary user data dir)."""
+    return playwright.chromium.launch(
+        executable_path=str(chromium_path()), headless=True, args=CHROMIUM_ARGS, timeout=60_000
+    )
+
+
+class Screenshots:
+    """Screenshots go to a temp dir; with INKWELL_UPDATE_SCREENSHOTS=1 they also refresh docs/."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        self.update_docs = os.environ.get("INKWELL_UPDATE_SCREENSHOTS", "") not in ("", "0")
+        self.docs = ROOT / "docs"
+
+    def take(self, page, name: str) -> Path:
+        path = self.tmp / name
+        # No focus ring and no hover effects (the sidebar shows its collapse button while hovered).
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+        size = page.viewport_size or {"width": 1400, "height": 1000}
+        page.mouse.move(size["width"] - 5, size["height"] - 5)
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(path), animations="disabled", caret="hide")
+        if self.update_docs:
+            self.docs.mkdir(exist_ok=True)
+            shutil.copyfile(path, self.docs / name)
+        return path
