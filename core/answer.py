@@ -306,6 +306,41 @@ def translate_to_english(question: str, settings: Settings) -> str:
     return _clean_reply(reply, question)
 
 
+TRANSLATE_TO_PROMPT = (
+    "Translate the user's message into {language}. Reply with the translation only: no quotes, no notes, "
+    "no answer to the question. If it is already in {language}, repeat it unchanged."
+)
+
+
+def translate_to_language(question: str, settings: Settings, lang: str) -> str:
+    """The question in language `lang` (ISO 639-1), for retrieval over writings in that language.
+
+    No model call when the question already is in it (English: `looks_english`, others:
+    `core.language.detect_language`), nor for an unknown target. LLM failures raise LLMError.
+    """
+    from core.language import LANGUAGE_NAMES, detect_language
+
+    if lang == "en":
+        return translate_to_english(question, settings)
+    if not question.strip() or lang not in LANGUAGE_NAMES or detect_language(question) == lang:
+        return question
+    prompt = TRANSLATE_TO_PROMPT.format(language=LANGUAGE_NAMES[lang])
+    reply = chat(
+        settings,
+        [{"role": "system", "content": prompt}, {"role": "user", "content": question}],
+        temperature=0,
+        max_tokens=min(settings.max_tokens, 3 * count_tokens(question) + 64),
+    )
+    return _clean_reply(reply, question)
+
+
+def translate_for_corpus(question: str, settings: Settings) -> str:
+    """The question in the stored writings' main language (recorded at ingest; English when none is)."""
+    from core.language import corpus_language
+
+    return translate_to_language(question, settings, corpus_language(settings.data_dir) or "en")
+
+
 REWRITE_PROMPT = (
     "Rewrite the reader's last message as one standalone question that can be understood without the "
     "conversation, resolving words like 'it', 'that' or 'he' from the conversation. Keep the reader's "

@@ -479,3 +479,85 @@ def column_config() -> dict[str, Any]:
         "keywords": cc.ListColumn("keywords", width="medium"),
         "text": cc.TextColumn("text", width="large"),
     }
+
+
+# LLM preparation (rewrites, LLM chunks and keywords) --------------------------------------------------
+
+
+def run_ingestion_llm(
+    posts: Sequence[Post],
+    settings: Settings,
+    *,
+    llm: Any,
+    errors: Sequence[ParseError] = (),
+    force: bool = False,
+    label: str = "ingestion",
+) -> IngestReport | None:
+    """`run_ingestion` with the LLM preparation stages (`llm`: core.prepare.LLMPrepOptions)."""
+    try:
+        store, embedder = get_store(settings), get_embedder_cached(settings)
+        before = store.versions()
+    except KNOWN_ERRORS as exc:
+        st.error(f"Cannot ingest: {md_escape(exc)}")
+        return None
+    report: IngestReport | None = None
+    with st.status(f"Ingesting {len(posts)} post(s) with the LLM stages…", expanded=True) as status:
+        bar = st.progress(0.0, text="Starting…")
+
+        def progress(done: int, total: int, message: str) -> None:
+            bar.progress(done / total if total else 1.0, text=f"{done}/{total} posts: {message}")
+
+        try:
+            report = ingest_posts(
+                list(posts),
+                settings,
+                store=store,
+                embedder=embedder,
+                progress=progress,
+                errors=errors,
+                force=force,
+                llm=llm,
+            )
+        except KNOWN_ERRORS as exc:
+            status.update(label="Ingestion failed", state="error")
+            st.error(md_escape(exc))
+        else:
+            state = "complete" if report.ok else "error"
+            status.update(label=f"Ingested: {report.summary()}", state=state, expanded=False)
+    remember_undo(store, before, label)
+    if report is not None:
+        st.session_state["last_report"] = report
+    return report
+
+
+def show_llm_usage(report: IngestReport) -> None:
+    """Requests and tokens of the LLM stages (tiktoken estimate and the API's usage), then what fell
+    back (or failed) for which post."""
+    if report.llm is None:
+        return
+    stats = report.llm
+    cols = st.columns(4)
+    numbers = [
+        ("LLM requests", stats.calls),
+        ("From cache", stats.cached),
+        ("Tokens (estimate)", stats.estimated_tokens),
+        ("Tokens (API)", stats.usage.total_tokens),
+    ]
+    for col, (name, value) in zip(cols, numbers, strict=True):
+        col.metric(name, value)
+    for outcome in report.outcomes:
+        if outcome.llm == "failed":
+            st.warning(f"{md_escape(outcome.title)}: {md_escape(outcome.note)}")
+        elif outcome.note:
+            st.caption(f"{md_escape(outcome.title)} ({md_escape(outcome.llm)}): {md_escape(outcome.note)}")
+
+
+def rewrite_frame(proposal: Any) -> pd.DataFrame:
+    """A proposal's sentence-level diff as a table: paragraph, sentence, before, after."""
+    return pd.DataFrame(
+        [
+            {"¶": c.paragraph, "sentence": c.id, "before": c.before, "after": c.after}
+            for c in proposal.changes
+        ],
+        columns=["¶", "sentence", "before", "after"],
+    )

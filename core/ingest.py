@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.chunk import chunk_post
 from core.config import Settings
@@ -26,9 +27,16 @@ from core.models import Chunk, ParseError, Post
 from core.parse import parse_paths
 from core.store import Store
 
+if TYPE_CHECKING:
+    from core.llm_json import LLMStats
+    from core.prepare import LLMPrepOptions, Prepared
+
 # Bump when chunking or keyword logic changes in a way that should re-process stored posts.
 PIPELINE_VERSION = "1"
 WINDOW_CHUNKS = 256
+# Appended to the content hash of a post whose LLM stage failed: it is stored with its built-in chunks
+# but not current, so the next run prepares it again.
+LLM_FAILED = ":llm-failed"
 
 Progress = Callable[[int, int, str], None]
 
@@ -41,6 +49,18 @@ class PostOutcome:
     status: str  # new | updated | unchanged | failed
     chunks: int = 0
     message: str = ""
+    # With LLM preparation: "ok" | "fallback" | "failed" | "skipped" (see core/prepare.py), what happened
+    # (`note`), and how many sentences were rewritten.
+    llm: str = ""
+    note: str = ""
+    rewritten: int = 0
+
+    def to_json(self) -> dict:
+        data = dict(self.__dict__)
+        if not self.llm:  # without LLM preparation the report keeps its original keys
+            for key in ("llm", "note", "rewritten"):
+                data.pop(key)
+        return data
 
 
 @dataclass
@@ -50,6 +70,7 @@ class IngestReport:
     chunks_embedded: int = 0
     chunks_reused: int = 0
     seconds: float = 0.0
+    llm: LLMStats | None = None  # requests, cache hits and tokens of the LLM preparation, when it ran
 
     def count(self, status: str) -> int:
         return sum(1 for o in self.outcomes if o.status == status)
@@ -63,11 +84,15 @@ class IngestReport:
         return self.failed == 0
 
     def summary(self) -> str:
-        return (
+        text = (
             f"{self.count('new')} new, {self.count('updated')} updated, {self.count('unchanged')} unchanged, "
             f"{self.failed} failed; {self.chunks_embedded} chunks embedded, "
             f"{self.chunks_reused} reused from cache ({self.seconds:.1f} s)"
         )
+        if self.llm is not None:
+            marked = sum(1 for o in self.outcomes if o.llm in ("fallback", "failed"))
+            text += f"; {self.llm.summary()}; {marked} posts with LLM fallbacks"
+        return text
 
     def to_json(self) -> dict:
         return {
@@ -78,13 +103,14 @@ class IngestReport:
             "chunks_embedded": self.chunks_embedded,
             "chunks_reused": self.chunks_reused,
             "seconds": round(self.seconds, 3),
-            "posts": [o.__dict__ for o in self.outcomes],
+            "posts": [o.to_json() for o in self.outcomes],
             "errors": [{"source": e.source, "message": e.message} for e in self.errors],
+            **({"llm": self.llm.to_json()} if self.llm is not None else {}),
         }
 
 
-def post_hash(post: Post, settings: Settings) -> str:
-    """What decides whether a stored post is still current."""
+def post_hash(post: Post, settings: Settings, llm: dict | None = None) -> str:
+    """What decides whether a stored post is still current (`llm`: the LLM preparation's options)."""
     payload = {
         "v": PIPELINE_VERSION,
         "raw": post.raw,
@@ -101,6 +127,8 @@ def post_hash(post: Post, settings: Settings) -> str:
             settings.fixed_overlap,
         ],
     }
+    if llm is not None:
+        payload["llm"] = llm
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -129,6 +157,92 @@ def _corpus_frequencies(store: Store, batch: Sequence[Post]) -> tuple[dict[str, 
     return dict(df), len(stored_terms) + batch_n
 
 
+def _llm_stage(
+    todo: list[tuple[Post, str, str]],
+    settings: Settings,
+    llm: LLMPrepOptions,
+    corpus_df: dict[str, int],
+    corpus_size: int,
+    report: IngestReport,
+    progress: Progress | None,
+    done: int,
+    total: int,
+) -> dict[str, Prepared]:
+    """The LLM preparation of the posts to (re)process, concurrently, before any write."""
+    from core.llm_cache import LLMCache
+    from core.llm_json import LLMStats
+    from core.prepare import prepare_posts
+
+    def step(finished: int, count: int) -> None:
+        if progress:
+            progress(done, total, f"LLM preparation: {finished}/{count} posts")
+
+    step(0, len(todo))
+    with LLMCache(settings.data_dir) as cache:
+        prepared = prepare_posts(
+            [p for p, _, _ in todo],
+            settings,
+            llm,
+            cache=cache,
+            corpus_df=corpus_df,
+            corpus_size=corpus_size,
+            progress=step,
+        )
+    report.llm = LLMStats()
+    for prep in prepared.values():
+        report.llm.merge(prep.stats)
+    return prepared
+
+
+def _after_writes(
+    settings: Settings,
+    report: IngestReport,
+    prepared: dict[str, Prepared],
+    llm: LLMPrepOptions | None,
+    posts: list[Post],
+    states: dict,
+) -> None:
+    """Notes on the outcomes; the rewrites stored beside the originals; the posts' languages recorded
+    (the corpus's main language is what questions are translated into). Never fails the ingest."""
+    import logging
+
+    from core.language import detect_language
+    from core.llm_cache import LLMCache, text_hash
+    from core.llm_json import endpoint_label
+
+    stored = {o.post_id for o in report.outcomes if o.status in ("new", "updated")}
+    for outcome in report.outcomes:
+        prep = prepared.get(outcome.post_id)
+        if prep is not None and outcome.status in ("new", "updated"):
+            outcome.llm, outcome.note, outcome.rewritten = prep.status, prep.note, prep.rewritten_sentences
+    try:
+        with LLMCache(settings.data_dir) as cache:
+            languages = []
+            for post in posts:
+                if post.post_id not in stored:
+                    continue
+                prep = prepared.get(post.post_id)
+                lang = prep.language if prep is not None else detect_language(f"{post.title}\n{post.text}")
+                languages.append((post.post_id, lang, len(post.text)))
+                proposal = prep.proposal if prep is not None and prep.chunks is not None else None
+                if proposal is None or not proposal.changes:
+                    cache.delete_rewrites([post.post_id])  # what is stored is the author's own text
+                    continue
+                decision = llm.decisions.get(post.post_id) if llm else None
+                cache.save_rewrite(
+                    post.post_id,
+                    source_hash=text_hash(proposal.original),
+                    original=proposal.original,
+                    rewritten=proposal.rewritten,
+                    changes=[c.to_json() for c in proposal.changes],
+                    status={True: "accepted", False: "rejected", None: "applied"}[decision],
+                    model=endpoint_label(settings),
+                )
+            cache.record_languages(languages, present=set(states) | stored)
+    except Exception as exc:  # a side record: the posts are stored already
+        logging.getLogger(__name__).warning("could not record languages/rewrites: %s", exc)
+
+
 def ingest_posts(
     posts: Sequence[Post],
     settings: Settings,
@@ -138,8 +252,11 @@ def ingest_posts(
     progress: Progress | None = None,
     errors: Iterable[ParseError] = (),
     force: bool = False,
+    llm: LLMPrepOptions | None = None,
 ) -> IngestReport:
+    """Ingest posts; `llm` turns on the optional LLM preparation stages (core/prepare.py)."""
     started = time.perf_counter()
+    llm = llm if llm is not None and llm.enabled else None
     store = store or Store(settings.data_dir)
     embedder = embedder or embedder_for_store(settings, store.model_id())
     store.check_model(embedder.model_id)
@@ -162,7 +279,7 @@ def ingest_posts(
     states = store.post_states()
     todo: list[tuple[Post, str, str]] = []
     for post in unique:
-        digest = post_hash(post, settings)
+        digest = post_hash(post, settings, llm.hash_key(post.post_id, settings) if llm else None)
         state = states.get(post.post_id)
         if not force and state is not None and state.is_current(digest):
             report.outcomes.append(
@@ -177,11 +294,20 @@ def ingest_posts(
         progress(done, total, f"{done} unchanged")
     if todo:
         corpus_df, corpus_size = _corpus_frequencies(store, [p for p, _, _ in todo])
+        prepared: dict[str, Prepared] = {}
+        if llm:
+            prepared = _llm_stage(todo, settings, llm, corpus_df, corpus_size, report, progress, done, total)
         window: list[tuple[Post, str, str, list[Chunk]]] = []
         window_chunks = 0
         for post, digest, status in todo:
+            prep = prepared.get(post.post_id)
             try:
-                chunks = prepare_chunks(post, settings, corpus_df, corpus_size)
+                if prep is not None and prep.chunks is not None:
+                    post, chunks = prep.post, prep.chunks  # rewritten blocks, LLM chunks and keywords
+                else:
+                    chunks = prepare_chunks(post, settings, corpus_df, corpus_size)
+                    if prep is not None and prep.status == "failed":
+                        digest += LLM_FAILED  # stored the built-in way; the next run tries the LLM again
                 if not chunks:
                     raise ValueError("no text left to index after cleaning")
             except Exception as exc:
@@ -199,6 +325,7 @@ def ingest_posts(
                     progress(done, total, f"{report.chunks_embedded} chunks embedded")
         if window:
             done += _write_window(window, store, embedder, report)
+        _after_writes(settings, report, prepared, llm, [p for p, _, _ in todo], states)
         store.optimize()
     if progress:
         progress(total, total, "done")
@@ -277,6 +404,7 @@ def ingest_paths(
     embedder: Embedder | None = None,
     progress: Progress | None = None,
     force: bool = False,
+    llm: LLMPrepOptions | None = None,
 ) -> IngestReport:
     parsed = parse_paths(paths, collection=collection)
     return ingest_posts(
@@ -287,6 +415,7 @@ def ingest_paths(
         progress=progress,
         errors=parsed.errors,
         force=force,
+        llm=llm,
     )
 
 

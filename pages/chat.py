@@ -1,6 +1,7 @@
 """Chat: readers ask, the author's voice answers from the posts, with the posts cited.
 
-Flow per question: rate limit → follow-up rewrite (with history) → translation (if configured) →
+Flow per question: rate limit → follow-up rewrite (with history) → translation into the writings'
+main language (if configured; shown as "Searched for: …") →
 retrieval → streamed answer → cited posts and the excerpts that went into the context.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import app_state
-from core.answer import answer, rewrite_followup, translate_to_english
+from core.answer import answer, rewrite_followup, translate_for_corpus
 from core.llm import LLMError
 from core.retrieve import search
 
@@ -107,7 +108,7 @@ def ask(question: str) -> dict:
                 st.caption(f"Could not rewrite the follow-up ({md(exc)}); searching for it as asked.")
         if settings.should_translate:
             try:
-                query = translate_to_english(query, settings)
+                query = translate_for_corpus(query, settings)  # into the writings' language
             except LLMError as exc:
                 st.caption(f"Could not translate the question ({md(exc)}); searching for it as asked.")
         if query.strip() != question.strip():

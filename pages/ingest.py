@@ -1,20 +1,32 @@
-"""Ingest (owner only): paste a post or upload files, preview their chunks, ingest; manage stored posts."""
+"""Ingest (owner only): paste a post or upload files, preview their chunks, ingest; manage stored posts.
+
+Optional LLM stages (the "LLM preparation" expander): rewriting vague references, LLM chunking, LLM
+keywords. With rewriting on, each post's proposed rewrite is shown as a sentence diff to accept or reject
+before anything is stored (the first click on Preview or Ingest asks the model, the author reviews, the
+next Ingest stores the accepted rewrites; the original text stays stored beside them).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import hashlib
 
 import streamlit as st
 
 from core import app_state
 from core.ingest import prepare_chunks
+from core.llm import describe_llm
 from core.parse import FORMATS, parse_text
+from core.prepare import LLMPrepOptions, prepare_posts, preview_rewrites
 
 UPLOAD_TYPES = ["md", "markdown", "txt", "html", "htm", "json", "jsonl"]
 PREVIEW_POSTS = 20  # a preview of hundreds of uploaded posts would bury the page
 PREVIEW_NOTE = (
     "Keywords in a preview are picked without the rest of the posts, so a few may change on ingest."
 )
+REVIEWS = "rewrite_reviews"  # session state: review key → RewriteProposal
+PENDING = "rewrite_pending"  # session state: scope ("paste", "upload", "stored") → review keys shown
 
 settings = app_state.base_settings()
 md = app_state.md_escape
@@ -26,17 +38,129 @@ if not app_state.require_owner("Ingesting and deleting posts"):
 
 store = app_state.get_store(settings)
 
+with st.expander("LLM preparation (optional)"):
+    st.caption(
+        f"Uses {md(describe_llm(settings))}: at most two requests per post, replies cached (running again "
+        "costs nothing). What the model proposes is checked; a post whose LLM stage fails is stored the "
+        "built-in way and marked."
+    )
+    c_rewrite, c_chunks, c_keywords = st.columns([4, 3, 3])
+    llm_options = LLMPrepOptions(
+        rewrite=c_rewrite.checkbox(
+            "Rewrite vague references",
+            key="prep_rewrite",
+            help="Sentences whose 'this', 'those people', 'the second'… break when a paragraph is read "
+            "alone are rewritten to say what they mean. You review each post's changes first.",
+        ),
+        llm_chunks=c_chunks.checkbox(
+            "LLM chunking", key="prep_chunks", help="Chunks cut by topic, checked against the post's text."
+        ),
+        llm_keywords=c_keywords.checkbox(
+            "LLM keywords", key="prep_keywords", help="1–6 keywords per chunk, with the whole post in view."
+        ),
+        concurrency=int(
+            st.number_input(
+                "Posts prepared at once", 1, 32, value=settings.llm_concurrency, key="prep_workers", width=220
+            )
+        ),
+    )
 
-def preview(posts: list) -> None:
+
+def review_key(post) -> str:
+    digest = hashlib.sha256(f"{post.title}\n{post.text}".encode()).hexdigest()[:16]
+    return f"{post.post_id}:{digest}:{int(llm_options.llm_chunks)}"
+
+
+def review_rewrites(posts: list, scope: str) -> tuple[dict[str, bool], bool]:
+    """The author's accept/reject decision per post with a rewrite, and whether some proposals were only
+    fetched now (so the author has not seen them yet: they are shown below for review)."""
+    reviews = st.session_state.setdefault(REVIEWS, {})
+    keys = [review_key(p) for p in posts]
+    missing = [p for p, k in zip(posts, keys, strict=True) if k not in reviews]
+    if missing:
+        with st.spinner(f"Asking the model for rewrites of {len(missing)} post(s)…"):
+            for post, proposal in zip(missing, preview_rewrites(missing, settings, llm_options), strict=True):
+                reviews[review_key(post)] = proposal
+    st.session_state.setdefault(PENDING, {})[scope] = keys
+    decisions = {
+        reviews[k].post_id: bool(st.session_state.get(f"accept_{k}", True))
+        for k in keys
+        if reviews[k].changes
+    }
+    return decisions, bool(missing)
+
+
+def show_reviews(scope: str) -> None:
+    """Each pending post's rewrite as a sentence diff with an accept checkbox (kept across reruns)."""
+    keys = (st.session_state.get(PENDING) or {}).get(scope) or []
+    reviews = st.session_state.get(REVIEWS) or {}
+    if not keys or not llm_options.rewrite:
+        return
+    st.subheader("Review the rewrites")
+    st.caption("Ingesting stores the accepted ones; change a decision and ingest again to redo that post.")
+    for key in keys:
+        proposal = reviews.get(key)
+        if proposal is None:
+            continue
+        if proposal.error:
+            st.warning(f"{md(proposal.title)}: no rewrite, the model failed ({md(proposal.error)})")
+            continue
+        if not proposal.changes:
+            st.caption(f"{md(proposal.title)}: no sentence needs rewriting.")
+            continue
+        with st.expander(f"{md(proposal.title)}: {proposal.changed} sentence(s) rewritten", expanded=True):
+            st.checkbox("Accept this rewrite", value=True, key=f"accept_{key}")
+            st.table(app_state.rewrite_frame(proposal).set_index("¶"))  # static: long sentences wrap
+            for note in proposal.notes:
+                st.caption(md(note))
+
+
+def ingest(posts: list, scope: str, *, errors=(), force: bool = False, label: str = "ingestion"):
+    """Ingest with the chosen LLM stages (after the rewrite review), or the built-in way."""
+    if not llm_options.enabled:
+        return app_state.run_ingestion(posts, settings, errors=errors, force=force, label=label)
+    options = llm_options
+    if llm_options.rewrite:
+        decisions, fresh = review_rewrites(posts, scope)
+        if fresh and decisions:
+            st.info("Review the proposed rewrites below, then ingest again to store the accepted ones.")
+            return None
+        options = dataclasses.replace(llm_options, decisions=decisions)
+    # The review stays shown: the author may change a decision and ingest again.
+    return app_state.run_ingestion_llm(posts, settings, llm=options, errors=errors, force=force, label=label)
+
+
+def show(report) -> None:
+    app_state.show_report(report)
+    app_state.show_llm_usage(report)
+
+
+def preview(posts: list, scope: str = "paste") -> None:
     """Each post's chunks as they would be stored (chunking and keywords, before embedding)."""
     if len(posts) > PREVIEW_POSTS:
         st.caption(f"Showing the first {PREVIEW_POSTS} of {len(posts)} posts.")
-    for post in posts[:PREVIEW_POSTS]:
+    shown = posts[:PREVIEW_POSTS]
+    prepared = {}
+    options = llm_options
+    if llm_options.rewrite:
+        decisions, _ = review_rewrites(shown, scope)
+        options = dataclasses.replace(llm_options, decisions=decisions)
+    if options.enabled:
+        with st.spinner("Preparing the posts with the model…"):
+            prepared = prepare_posts(shown, settings, options)
+    for post in shown:
+        prep = prepared.get(post.post_id)
         try:
-            chunks = prepare_chunks(post, settings)
+            chunks = (
+                prep.chunks
+                if prep is not None and prep.chunks is not None
+                else prepare_chunks(post, settings)
+            )
         except app_state.KNOWN_ERRORS as exc:
             st.warning(f"{md(post.title)}: {md(exc)}")
             continue
+        if prep is not None and prep.note:
+            st.caption(f"{md(post.title)} (LLM {md(prep.status)}): {md(prep.note)}")
         label = f"{md(post.title)} · {md(post.collection)} · {len(chunks)} chunks"
         with st.expander(label, expanded=len(posts) == 1):
             st.caption(
@@ -72,11 +196,12 @@ with paste_tab:
         except ValueError as exc:
             st.error(f"Cannot use this text: {md(exc)}")
         if post is not None and want_preview:
-            preview([post])
+            preview([post], "paste")
         if post is not None and want_ingest:
-            report = app_state.run_ingestion([post], settings, label=f"ingest of “{post.title}”")
+            report = ingest([post], "paste", label=f"ingest of “{post.title}”")
             if report is not None:
-                app_state.show_report(report)
+                show(report)
+    show_reviews("paste")
 
 # Upload ----------------------------------------------------------------------------------------------
 with upload_tab:
@@ -97,16 +222,19 @@ with upload_tab:
         for error in parsed.errors:
             st.warning(f"{md(error.source)}: {md(error.message)}")
         col_preview, col_ingest = st.columns(2)
-        if col_preview.button("Preview chunks", key="upload_preview", width="stretch"):
-            preview(parsed.posts)
-        if col_ingest.button(
+        upload_preview = col_preview.button("Preview chunks", key="upload_preview", width="stretch")
+        upload_ingest = col_ingest.button(
             f"Ingest {len(parsed.posts)} posts", key="upload_ingest", type="primary", width="stretch"
-        ):
-            report = app_state.run_ingestion(
-                parsed.posts, settings, errors=parsed.errors, label=f"ingest of {len(files)} files"
+        )
+        if upload_preview:
+            preview(parsed.posts, "upload")
+        if upload_ingest:
+            report = ingest(
+                parsed.posts, "upload", errors=parsed.errors, label=f"ingest of {len(files)} files"
             )
             if report is not None:
-                app_state.show_report(report)
+                show(report)
+        show_reviews("upload")
 
 # Stored posts ----------------------------------------------------------------------------------------
 with posts_tab:
@@ -156,11 +284,10 @@ with posts_tab:
             for reason in skipped:
                 st.warning(f"Skipped {md(reason)}")
             if posts:
-                report = app_state.run_ingestion(
-                    posts, settings, force=True, label=f"re-ingest of {len(posts)} posts"
-                )
+                report = ingest(posts, "stored", force=True, label=f"re-ingest of {len(posts)} posts")
                 if report is not None:
-                    app_state.show_report(report)
+                    show(report)
+        show_reviews("stored")
 
 st.divider()
 app_state.undo_button(settings)

@@ -10,8 +10,10 @@ headers are exercised for real. Script the replies in order; every request is re
         assert chat(settings, [...]) == "Hello there."
         assert len(server.requests) == 2
 
-A request with no scripted reply left gets `server.default` (a 400 that says so, which the client does
-not retry), so unexpected calls fail loudly instead of hanging.
+A request with no scripted reply left goes to `server.responder` when one is set (a function of the
+request's JSON body returning a Reply: for replies that depend on the request, e.g. under concurrency),
+else gets `server.default` (a 400 that says so, which the client does not retry), so unexpected calls
+fail loudly instead of hanging. `server.max_in_flight` is the most requests it was handling at once.
 """
 
 from __future__ import annotations
@@ -175,6 +177,9 @@ class ScriptedOpenAIServer:
         self.default = Reply(
             status=400, body=error_body("ScriptedOpenAIServer: no reply scripted for this request")
         )
+        self.responder: Callable[[dict], Reply] | None = None
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -264,9 +269,23 @@ class ScriptedOpenAIServer:
     def chat_requests(self) -> list[Recorded]:
         return self.requests_to("/chat/completions")
 
-    def _next_reply(self) -> Reply:
+    def _next_reply(self, body: Any = None) -> Reply:
         with self._lock:
-            return self.replies.popleft() if self.replies else self.default
+            if self.replies:
+                return self.replies.popleft()
+            responder = self.responder
+        if responder is not None:
+            return responder(body if isinstance(body, dict) else {})
+        return self.default
+
+    def _enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def _record(self, rec: Recorded) -> None:
         with self._lock:
@@ -295,12 +314,16 @@ def _make_handler(server: ScriptedOpenAIServer) -> Callable[..., BaseHTTPRequest
                 body = raw.decode("utf-8", "replace")
             headers = {k.lower(): v for k, v in self.headers.items()}
             server._record(Recorded(self.command, self.path, headers, body, time.time()))
-            reply = server._next_reply()
-            if reply.delay and server._closing.wait(reply.delay):
-                return
-            # BrokenPipe/ConnectionReset: the client gave up (timeout), nothing to do.
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                self._send(reply, body if isinstance(body, dict) else {})
+            server._enter()
+            try:
+                reply = server._next_reply(body)
+                if reply.delay and server._closing.wait(reply.delay):
+                    return
+                # BrokenPipe/ConnectionReset: the client gave up (timeout), nothing to do.
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self._send(reply, body if isinstance(body, dict) else {})
+            finally:
+                server._leave()
 
         def _send(self, reply: Reply, request: dict) -> None:
             wants_stream = bool(request.get("stream"))
