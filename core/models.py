@@ -78,7 +78,15 @@ class ParseResult:
 
 @dataclass
 class Hit:
-    """One retrieved chunk. `relevance` is 0..1, higher is better; `rank` starts at 1."""
+    """One retrieved chunk. `relevance` is 0..1, higher is better; `rank` starts at 1.
+
+    `relevance` is what orders the hits and what the threshold rules use (see core/retrieve.py for
+    its definition in each retrieval mode). The other scores say why the chunk was found: its rank in
+    the dense search and its cosine relevance (in hybrid mode computed even when only the keyword
+    search found it), its rank and BM25 score in the keyword search, None where a search did not
+    return it or did not run, and its fused score in hybrid mode. They are left out of `to_json()`,
+    whose keys stay stable; `scores()` has them.
+    """
 
     post_id: str
     title: str
@@ -91,6 +99,21 @@ class Hit:
     rank: int
     date: str = ""
     passed: bool = True
+    dense_relevance: float | None = None
+    dense_rank: int | None = None
+    keyword_score: float | None = None
+    keyword_rank: int | None = None
+    fused_score: float | None = None
+
+    def scores(self) -> dict:
+        """The per-retriever contributions ("why this chunk"), None where a retriever missed it."""
+        return {
+            "dense_relevance": self.dense_relevance,
+            "dense_rank": self.dense_rank,
+            "keyword_score": self.keyword_score,
+            "keyword_rank": self.keyword_rank,
+            "fused_score": self.fused_score,
+        }
 
     def to_json(self) -> dict:
         return {

@@ -10,12 +10,21 @@ import pandas as pd
 import streamlit as st
 
 from core import app_state
+from core.config import RETRIEVAL_MODES
 from core.embed import embedded_text
 from core.ingest import edit_chunk
 from core.retrieve import search
 
 COLUMNS = ["chunk_id", "post_id", "idx", "title", "collection", "section", "tokens", "keywords", "text"]
 SHOWN = ["title", "collection", "section", "tokens", "keywords", "text"]
+# Why each candidate was found: its place and score in each search (empty where a search missed it).
+WHY_COLUMNS = {
+    "dense_rank": "dense rank",
+    "dense_relevance": "dense relevance",
+    "keyword_rank": "keyword rank",
+    "keyword_score": "keyword BM25",
+}
+MODE_LABELS = {"dense": "Dense (embeddings)", "fts": "Keywords (BM25)", "hybrid": "Hybrid (both, fused)"}
 
 settings = app_state.base_settings()
 store = app_state.get_store(settings)
@@ -159,7 +168,15 @@ def score_chart(frame: pd.DataFrame, threshold: float) -> alt.LayerChart:
             color=alt.Color(
                 "passed:N", title="used", scale=alt.Scale(domain=[True, False], range=["#3b4a8c", "#c9c4b8"])
             ),
-            tooltip=["rank", alt.Tooltip("relevance:Q", format=".3f"), "title", "section", "why"],
+            tooltip=[
+                "rank",
+                alt.Tooltip("relevance:Q", format=".3f"),
+                "title",
+                "section",
+                "why",
+                alt.Tooltip("dense relevance:Q", format=".3f"),
+                alt.Tooltip("keyword BM25:Q", format=".2f"),
+            ],
         )
     )
     rule = (
@@ -176,8 +193,16 @@ def query() -> None:
         collections = store.collections()
     except app_state.KNOWN_ERRORS:
         collections = []
-    chosen = st.multiselect(
+    coll_col, mode_col = st.columns([3, 1])
+    chosen = coll_col.multiselect(
         "Collections", collections, placeholder="All collections", key="inspect_query_coll"
+    )
+    retrieval_mode = mode_col.selectbox(
+        "Retrieval",
+        RETRIEVAL_MODES,
+        index=RETRIEVAL_MODES.index(settings.retrieval_mode),
+        format_func=MODE_LABELS.get,
+        key="inspect_retrieval_mode",
     )
     if not question.strip():
         st.caption(
@@ -191,10 +216,13 @@ def query() -> None:
             store=store,
             embedder=app_state.get_embedder_cached(settings),
             collections=chosen or None,
+            mode=retrieval_mode,
         )
     except app_state.KNOWN_ERRORS as exc:
         st.error(f"Search failed: {md(exc)}")
         return
+    for note in result.notes:
+        st.warning(md(note))
     if not result.candidates:
         st.info("No candidates: the table is empty or no chunk is in these collections.")
         return
@@ -203,13 +231,51 @@ def query() -> None:
     cols[1].metric("Used", len(result.hits))
     cols[2].metric("Threshold", f"{settings.threshold:.2f}")
     cols[3].metric("Search time", f"{result.seconds * 1000:.0f} ms")
+    found_by = {
+        "dense": f"the {settings.top_k} nearest chunks",
+        "fts": f"the {settings.top_k} best keyword (BM25) matches",
+        "hybrid": f"the {settings.top_k} nearest chunks and the {settings.top_k} best keyword matches, "
+        + (
+            f"fused by reciprocal rank (k = {settings.rrf_k})"
+            if settings.fusion == "rrf"
+            else "relevance = ½ cosine ÷ best cosine + ½ BM25 ÷ best BM25"
+        ),
+    }[result.mode]
     st.caption(
-        f"Rules: the {settings.top_k} nearest chunks; keep relevance ≥ {settings.threshold:.2f}, "
+        f"Rules: {found_by}; keep relevance ≥ {settings.threshold:.2f}, "
         f"but at least {settings.min_chunks} and at most {settings.max_chunks}."
     )
-    frame = app_state.hits_frame(result.candidates, settings.threshold)
+    frame = with_scores(app_state.hits_frame(result.candidates, settings.threshold), result.candidates)
     st.altair_chart(score_chart(frame, settings.threshold), width="stretch")
-    st.dataframe(frame, hide_index=True, column_config=app_state.column_config(), key="query_table")
+    st.dataframe(frame, hide_index=True, column_config=query_columns(), key="query_table")
+
+
+def with_scores(frame: pd.DataFrame, candidates: list) -> pd.DataFrame:
+    """The hits table plus each candidate's dense and keyword contributions, after relevance."""
+    scores = pd.DataFrame([h.scores() for h in candidates], columns=list(WHY_COLUMNS)).rename(
+        columns=WHY_COLUMNS
+    )
+    for column in ("dense rank", "keyword rank"):
+        scores[column] = scores[column].astype("Int64")  # empty where that search missed the chunk
+    at = frame.columns.get_loc("relevance") + 1
+    return pd.concat([frame.iloc[:, :at], scores, frame.iloc[:, at:]], axis=1)
+
+
+def query_columns() -> dict:
+    cc = st.column_config
+    return {
+        **app_state.column_config(),
+        "dense rank": cc.NumberColumn(
+            "dense rank", width="small", help="Rank in the dense (embedding) search"
+        ),
+        "dense relevance": cc.NumberColumn(
+            "dense relevance", format="%.3f", width="small", help="1 − cosine distance to the question"
+        ),
+        "keyword rank": cc.NumberColumn("keyword rank", width="small", help="Rank in the keyword search"),
+        "keyword BM25": cc.NumberColumn(
+            "keyword BM25", format="%.2f", width="small", help="BM25 score of the keyword match"
+        ),
+    }
 
 
 if mode == "Browse chunks":

@@ -312,6 +312,15 @@ def test_inspector_query_mode_shows_every_candidate(corpus):
     assert set(frame["why"]) <= {"above threshold", "below threshold"}
     assert metrics(at)["Candidates"] == str(len(frame))
     assert metrics(at)["Used"] == str(int(frame["passed"].sum()))
+    # Why each chunk: its rank and score in each search (hybrid by default), empty where one missed it.
+    why = ["dense rank", "dense relevance", "keyword rank", "keyword BM25"]
+    assert list(frame.columns[2:6]) == why
+    assert frame["dense rank"].notna().all() and frame["dense relevance"].between(0, 1).all()
+    assert frame["keyword rank"][0] == 1 and frame["keyword BM25"][0] > 0  # "swarm" is in the top chunk
+    assert frame["keyword rank"].isna().sum() == frame["keyword BM25"].isna().sum() > 0
+    at.selectbox(key="inspect_retrieval_mode").set_value("dense").run()
+    dense = at.dataframe[0].value
+    assert dense["keyword rank"].isna().all() and list(dense["dense rank"]) == list(range(1, len(dense) + 1))
 
 
 # Owner gate ----------------------------------------------------------------------------------------------

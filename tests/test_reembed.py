@@ -22,7 +22,9 @@ TEXTS = {
 
 @pytest.fixture
 def stored(settings, store, embedder):
-    posts = [Post(pid, pid.title(), [Block(text)], raw=text, source=f"{pid}.txt") for pid, text in TEXTS.items()]
+    posts = [
+        Post(pid, pid.title(), [Block(text)], raw=text, source=f"{pid}.txt") for pid, text in TEXTS.items()
+    ]
     ingest_posts(posts, settings, store=store, embedder=embedder)
     return store
 
@@ -39,7 +41,10 @@ def test_reembed_switches_the_table_to_the_new_model(stored, settings):
     with ScriptedOpenAIServer() as server:
         server.embeddings(vectors)
         remote = settings.replace(
-            embed_backend="openai", embed_model="test-embed", embed_base_url=server.base_url, embed_batch_size=100
+            embed_backend="openai",
+            embed_model="test-embed",
+            embed_base_url=server.base_url,
+            embed_batch_size=100,
         )
         assert reembed(remote, store=stored) == len(before)
         assert len(server.requests_to("/embeddings")) == 1  # batched

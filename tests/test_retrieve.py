@@ -66,11 +66,15 @@ def test_search_finds_the_right_post_first(table, settings, embedder):
 
 def test_relevance_is_one_minus_half_squared_l2(table, settings, embedder):
     question = "favourite chess opening"
-    best = search(question, settings, store=table, embedder=embedder).hits[0]
+    best = search(question, settings, store=table, embedder=embedder, mode="dense").hits[0]
     q = embedder.embed([question])[0]
     stored = next(r for r in table.chunks.to_arrow().to_pylist() if r["chunk_id"] == best.chunk_id)
     v = np.asarray(stored["vector"], dtype=np.float32)
     assert best.relevance == pytest.approx(1 - float(np.sum((q - v) ** 2)) / 2, abs=1e-4)
+    # Hybrid keeps that cosine relevance as the chunk's dense contribution.
+    hybrid = search(question, settings, store=table, embedder=embedder, mode="hybrid")
+    same = next(h for h in hybrid.candidates if h.chunk_id == best.chunk_id)
+    assert same.dense_relevance == pytest.approx(best.relevance, abs=1e-6) and same.dense_rank == 1
 
 
 def test_collection_filter_is_a_prefilter(table, settings, embedder):
