@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from core.config import ConfigError, Settings
+from core.config import RETRIEVAL_MODES, ConfigError, Settings
 
 DATA_DIR_HELP = "Folder of the LanceDB tables (env INKWELL_DATA_DIR, default data/lancedb)."
 
@@ -72,6 +72,11 @@ def main() -> None:
 @click.option("--force", is_flag=True, help="Re-process posts even when unchanged.")
 @click.option("--strategy", type=click.Choice(["paragraph", "fixed"]), help="Chunking strategy.")
 @click.option("--chunk-tokens", type=int, help="Target chunk size in tokens (paragraph strategy).")
+@click.option("--rewrite", is_flag=True, help="LLM: make 'this', 'those people'… say what they mean.")
+@click.option("--llm-chunks", is_flag=True, help="LLM: cut chunks by topic (checked against the post).")
+@click.option("--llm-keywords", is_flag=True, help="LLM: 1-6 keywords per chunk, seeing the whole post.")
+@click.option("--llm-concurrency", type=click.IntRange(min=1), help="Posts prepared by the LLM at once (4).")
+@click.option("--dry-run", is_flag=True, help="With LLM options: print rewrites and chunks, store nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def ingest(
     paths: tuple[str, ...],
@@ -80,15 +85,24 @@ def ingest(
     force: bool,
     strategy: str | None,
     chunk_tokens: int | None,
+    rewrite: bool,
+    llm_chunks: bool,
+    llm_keywords: bool,
+    llm_concurrency: int | None,
+    dry_run: bool,
     as_json: bool,
     data_dir: str | None,
 ) -> None:
     """Ingest files and folders (.md .txt .html .json .jsonl, bundles); '-' reads one post from stdin.
 
-    Idempotent: unchanged posts are skipped and unchanged chunks are never embedded again.
+    Idempotent: unchanged posts are skipped and unchanged chunks are never embedded again. The LLM
+    options (at most two requests per post, replies cached) use the configured chat model.
     """
     from core.ingest import ingest_posts
     from core.parse import parse_paths, parse_text
+    from core.prepare import LLMPrepOptions, dry_run_lines, outcome_lines
+
+    llm = LLMPrepOptions(rewrite, llm_chunks, llm_keywords, llm_concurrency)
 
     settings = _settings(data_dir, chunk_strategy=strategy, chunk_tokens=chunk_tokens)
     files = [p for p in paths if p != "-"]
@@ -99,6 +113,12 @@ def ingest(
         parsed.posts.append(parse_text(sys.stdin.read(), title, collection=collection or "writings"))
     for error in parsed.errors:
         click.secho(f"skipped {error}", fg="yellow", err=True)
+    if dry_run:
+        if not llm.enabled:
+            raise click.UsageError("--dry-run needs --rewrite, --llm-chunks or --llm-keywords")
+        for line in dry_run_lines(parsed.posts, settings, llm):
+            click.echo(line)
+        return
 
     with click.progressbar(length=max(1, len(parsed.posts)), label="Ingesting", file=sys.stderr) as bar:
         last = [0]
@@ -107,8 +127,12 @@ def ingest(
             bar.update(done - last[0])
             last[0] = done
 
-        report = ingest_posts(parsed.posts, settings, progress=progress, errors=parsed.errors)
+        report = ingest_posts(
+            parsed.posts, settings, progress=progress, errors=parsed.errors, force=force, llm=llm
+        )
 
+    for line in outcome_lines(report, llm):
+        click.echo(line, err=True)
     for outcome in report.outcomes:
         if outcome.status == "failed":
             click.secho(f"failed {outcome.source} ({outcome.post_id}): {outcome.message}", fg="red", err=True)
@@ -123,8 +147,13 @@ def ingest(
 # Search and ask ----------------------------------------------------------------------------------
 
 
-def _search_settings(data_dir: str | None, k: int | None, threshold: float | None) -> Settings:
-    settings = _settings(data_dir, threshold=threshold)
+MODE_HELP = "Retrieval: dense (embeddings), fts (BM25 keywords) or hybrid (both, fused)."
+
+
+def _search_settings(
+    data_dir: str | None, k: int | None, threshold: float | None, mode: str | None = None
+) -> Settings:
+    settings = _settings(data_dir, threshold=threshold, retrieval_mode=mode)
     if k is not None:
         if k < 1:
             raise click.BadParameter("--k must be at least 1")
@@ -142,6 +171,7 @@ def _search_settings(data_dir: str | None, k: int | None, threshold: float | Non
 @click.option("--k", type=int, help="At most this many hits (overrides max_chunks).")
 @click.option("--threshold", type=float, help="Relevance threshold (0..1).")
 @click.option("--collection", "collections", multiple=True, help="Only these collections (repeatable).")
+@click.option("--mode", type=click.Choice(RETRIEVAL_MODES), help=MODE_HELP + " Default: retrieval_mode.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per question.")
 def search(
     question: str | None,
@@ -149,19 +179,28 @@ def search(
     k: int | None,
     threshold: float | None,
     collections: tuple[str, ...],
+    mode: str | None,
     as_json: bool,
     data_dir: str | None,
 ) -> None:
-    """Find the chunks most relevant to a question (or to every question in --queries)."""
+    """Find the chunks most relevant to a question (or to every question in --queries).
+
+    Each hit shows its relevance and why it was found: its rank and cosine relevance in the dense
+    search, its rank and BM25 score in the keyword search.
+    """
     from core.evaluate import load_queries
     from core.retrieve import search as run_search
+    from core.store import Store
 
     if bool(question) == bool(queries):
         raise click.UsageError("give either a QUESTION or --queries FILE")
-    settings = _search_settings(data_dir, k, threshold)
+    settings = _search_settings(data_dir, k, threshold, mode)
+    store = Store(settings.data_dir)
     batch = [(q.id, q.text) for q in load_queries(queries)] if queries else [(None, question or "")]
     for query_id, text in batch:
-        result = run_search(text, settings, collections=list(collections) or None)
+        result = run_search(text, settings, store=store, collections=list(collections) or None)
+        for note in result.notes:
+            click.secho(note, fg="yellow", err=True)
         if as_json:
             out: dict[str, Any] = {"query": text, "hits": [h.to_json() for h in result.hits]}
             if query_id is not None:
@@ -175,7 +214,32 @@ def search(
             click.secho(
                 f"{hit.rank:>3}. {hit.relevance:.4f}  {hit.title}{section}  [{hit.chunk_id}]", bold=True
             )
+            why = _why(hit, result.mode)
+            if why:
+                click.secho(f"     {why}", dim=True)
             click.echo("     " + _shorten(hit.text, 220))
+
+
+def _why(hit: Any, mode: str) -> str:
+    """Why a hit was found, e.g. `dense #3 0.512 · keyword #1 7.31` ('-': that search missed it)."""
+    if mode == "dense":
+        return ""  # the relevance is the dense score
+    keyword = f"keyword #{hit.keyword_rank} {hit.keyword_score:.2f}" if hit.keyword_rank else "keyword -"
+    if mode == "fts":
+        return keyword
+    dense = f"#{hit.dense_rank}" if hit.dense_rank else "-"
+    return f"dense {dense} {hit.dense_relevance or 0.0:.3f} · {keyword}"
+
+
+def _modes(values: tuple[str, ...], default: str) -> list[str]:
+    """--mode values, repeatable and/or comma-separated, in order, without repeats."""
+    modes = [m.strip().lower() for value in values for m in value.split(",") if m.strip()]
+    for mode in modes:
+        if mode not in RETRIEVAL_MODES:
+            raise click.BadParameter(
+                f"{mode!r} is not one of {', '.join(RETRIEVAL_MODES)}", param_hint="'--mode'"
+            )
+    return list(dict.fromkeys(modes)) or [default]
 
 
 def _shorten(text: str, width: int) -> str:
@@ -189,11 +253,11 @@ def _shorten(text: str, width: int) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print answer, sources and model as one JSON object.")
 def ask(question: str, collections: tuple[str, ...], as_json: bool, data_dir: str | None) -> None:
     """Answer a question in the author's voice from their writings, citing the posts used."""
-    from core.answer import answer, translate_to_english
+    from core.answer import answer, translate_for_corpus
     from core.retrieve import search as run_search
 
     settings = _settings(data_dir)
-    query = translate_to_english(question, settings) if settings.should_translate else question
+    query = translate_for_corpus(question, settings) if settings.should_translate else question
     result = run_search(query, settings, collections=list(collections) or None)
     stream = answer(question, result.hits, settings)
     if not as_json:
@@ -380,27 +444,50 @@ def import_cmd(path: str, collection: str | None, as_json: bool, data_dir: str |
     help="TSV query_id, doc_id, score.",
 )
 @click.option("--k", type=int, default=10, show_default=True, help="Cut-off for recall@k.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def eval_cmd(queries: str, qrels: str, k: int, as_json: bool, data_dir: str | None) -> None:
-    """Measure retrieval against judged queries: recall@k, MRR@10, nDCG@10, latency."""
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    help="dense, fts and/or hybrid (repeatable or comma-separated, e.g. dense,fts,hybrid): one row "
+    "per mode. Default: the retrieval_mode setting.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (one line per mode).")
+def eval_cmd(
+    queries: str, qrels: str, k: int, modes: tuple[str, ...], as_json: bool, data_dir: str | None
+) -> None:
+    """Measure retrieval against judged queries: recall@k, MRR@10, nDCG@10, latency; modes side by side."""
+    from core.embed import embedder_for_store
     from core.evaluate import format_table, load_qrels, load_queries, report_to_json, run_eval
     from core.retrieve import search as run_search
+    from core.store import Store
 
     settings = _settings(data_dir)
+    chosen = _modes(modes, settings.retrieval_mode)
+    if k < 1:
+        raise click.BadParameter("--k must be at least 1")
     # Rank metrics need a full ranking, not the answer-context rules: take the top max(k, 10) as is.
     depth = max(k, 10)
     settings = settings.replace(
         threshold=0.0, min_chunks=0, max_chunks=settings.top_k, top_k=max(settings.top_k, depth)
     )
+    store = Store(settings.data_dir)
+    embedder = embedder_for_store(settings, store.model_id()) if chosen != ["fts"] else None
+    if embedder is not None:
+        embedder.embed(["warm-up"])  # load the model before the clock starts: latency is per query
+    loaded, judgements = load_queries(queries), load_qrels(qrels)
+    reports = []
+    for mode in chosen:
 
-    def retrieve(text: str) -> list[tuple[str, str]]:
-        return [(h.post_id, h.text) for h in run_search(text, settings).hits]
+        def retrieve(text: str, mode: str = mode) -> list[tuple[str, str]]:
+            result = run_search(text, settings, store=store, embedder=embedder, mode=mode)
+            return [(h.post_id, h.text) for h in result.hits]
 
-    report = run_eval(load_queries(queries), load_qrels(qrels), retrieve, k=k, name="dense")
+        reports.append(run_eval(loaded, judgements, retrieve, k=k, name=mode))
     if as_json:
-        _print_json(report_to_json(report))
+        for report in reports:
+            _print_json(report_to_json(report))
     else:
-        click.echo(format_table([report]))
+        click.echo(format_table(reports))
 
 
 @command(main)

@@ -18,6 +18,8 @@ BUILTIN_EMBED_MODEL = "all-MiniLM-L6-v2"
 BUILTIN_CHAT_MODEL = "smollm2"
 DEFAULT_OPENAI_CHAT_MODEL = "gpt-4o-mini"
 DEFAULT_OPENAI_EMBED_MODEL = "text-embedding-3-small"
+RETRIEVAL_MODES = ("dense", "fts", "hybrid")
+FUSIONS = ("score", "rrf")
 
 # Variables that keep their conventional names instead of INKWELL_*.
 _ENV_ALIASES = {"openai_api_key": "OPENAI_API_KEY", "openai_base_url": "OPENAI_BASE_URL"}
@@ -56,6 +58,13 @@ class Settings:
     request_timeout: float = 60.0
     max_retries: int = 4
 
+    # Optional LLM preparation at ingest (core/prepare.py): the model (empty: chat_model), how many
+    # posts are prepared at once, and the most prompt tokens (tiktoken) one request may carry
+    # (empty: 60,000 for a remote model, what fits local_context for the built-in one).
+    prep_model: str = ""
+    llm_concurrency: int = 4
+    prep_max_input_tokens: int | None = None
+
     # Chunking.
     chunk_strategy: str = "paragraph"
     chunk_tokens: int = 300
@@ -68,6 +77,12 @@ class Settings:
     threshold: float = 0.25
     min_chunks: int = 20
     max_chunks: int = 40
+    # "dense" (cosine over embeddings), "fts" (BM25 over the full-text index) or "hybrid" (both). Hybrid
+    # fuses the two result lists by "score" (equal-weight sum of each score over its best; measured best)
+    # or "rrf" (reciprocal rank fusion with constant rrf_k). core/retrieve.py defines relevance for each.
+    retrieval_mode: str = "hybrid"
+    fusion: str = "score"
+    rrf_k: int = 60
 
     @classmethod
     def load(
@@ -98,12 +113,22 @@ class Settings:
             raise ConfigError(f"embed_backend must be 'local' or 'openai', not {self.embed_backend!r}")
         if self.chunk_strategy not in ("paragraph", "fixed"):
             raise ConfigError(f"chunk_strategy must be 'paragraph' or 'fixed', not {self.chunk_strategy!r}")
+        if self.retrieval_mode not in RETRIEVAL_MODES:
+            raise ConfigError(
+                f"retrieval_mode must be one of {', '.join(RETRIEVAL_MODES)}, not {self.retrieval_mode!r}"
+            )
+        if self.fusion not in FUSIONS:
+            raise ConfigError(f"fusion must be one of {', '.join(FUSIONS)}, not {self.fusion!r}")
+        if self.rrf_k < 1:
+            raise ConfigError(f"rrf_k must be >= 1, not {self.rrf_k}")
         if not 0 <= self.threshold <= 1:
             raise ConfigError(f"threshold must be between 0 and 1, not {self.threshold}")
         if not 0 <= self.min_chunks <= self.max_chunks:
             raise ConfigError(f"need 0 <= min_chunks ({self.min_chunks}) <= max_chunks ({self.max_chunks})")
         if self.top_k < 1 or self.chunk_tokens < 20 or self.fixed_chars < 50:
             raise ConfigError("top_k must be >= 1, chunk_tokens >= 20 and fixed_chars >= 50")
+        if self.llm_concurrency < 1:
+            raise ConfigError(f"llm_concurrency must be >= 1, not {self.llm_concurrency}")
         if not 0 <= self.fixed_overlap < self.fixed_chars:
             raise ConfigError("fixed_overlap must be >= 0 and smaller than fixed_chars")
 
@@ -128,7 +153,8 @@ class Settings:
 
     @property
     def should_translate(self) -> bool:
-        """Translate questions to English before embedding: on by default only with a real LLM."""
+        """Translate questions into the writings' main language before embedding (English when none is
+        recorded; see core/language.py): on by default only with a real LLM."""
         if self.translate_question is not None:
             return self.translate_question
         return not self.uses_builtin_llm

@@ -26,12 +26,17 @@ def corpus(tmp_path: Path) -> Path:
         "## Compost\n\nThe compost heap takes all kitchen scraps except citrus peel.\n",
     )
     write(root / "essays" / "trains.txt", "Night Trains\n\nI took the sleeper from Vienna to Rome in 2019.\n")
-    write(root / "notes" / "bundle.txt", "=== POST START: Tea ===\nGreen tea at 80 degrees, never boiling.\n=== POST END ===\n")
+    write(
+        root / "notes" / "bundle.txt",
+        "=== POST START: Tea ===\nGreen tea at 80 degrees, never boiling.\n=== POST END ===\n",
+    )
     return root
 
 
 def run(*args: str, data_dir: Path, input: str | None = None):
-    result = CliRunner().invoke(main, [*args, "--data-dir", str(data_dir)], input=input, catch_exceptions=False)
+    result = CliRunner().invoke(
+        main, [*args, "--data-dir", str(data_dir)], input=input, catch_exceptions=False
+    )
     return result
 
 
@@ -57,7 +62,9 @@ def test_ingest_search_and_idempotence(corpus, tmp_path):
 def test_batch_search_prints_one_json_line_per_query(corpus, tmp_path):
     db = tmp_path / "db"
     run("ingest", str(corpus), data_dir=db)
-    queries = write(tmp_path / "q.jsonl", '{"id": "a", "text": "tea temperature"}\n{"id": "b", "text": "sleeper train"}\n')
+    queries = write(
+        tmp_path / "q.jsonl", '{"id": "a", "text": "tea temperature"}\n{"id": "b", "text": "sleeper train"}\n'
+    )
     result = run("search", "--queries", str(queries), "--k", "1", "--json", data_dir=db)
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [line["id"] for line in lines] == ["a", "b"]
@@ -86,7 +93,10 @@ def test_posts_list_pipes_into_delete(corpus, tmp_path):
 def test_chunks_list_and_show_with_embedded_text(corpus, tmp_path):
     db = tmp_path / "db"
     run("ingest", str(corpus), data_dir=db)
-    rows = [json.loads(line) for line in run("chunks", "list", "--post", "garden", "--json", data_dir=db).stdout.splitlines()]
+    rows = [
+        json.loads(line)
+        for line in run("chunks", "list", "--post", "garden", "--json", data_dir=db).stdout.splitlines()
+    ]
     assert [r["section"] for r in rows] == ["Tomatoes", "Compost"]
     shown = json.loads(run("chunks", "show", rows[1]["chunk_id"], data_dir=db).stdout)
     assert shown["embedded_text"].startswith("[SECTION: Compost] The compost heap")
@@ -108,7 +118,9 @@ def test_export_import_round_trip(corpus, tmp_path):
 
     def snapshot(data_dir: Path) -> list[tuple]:
         rows = [json.loads(x) for x in run("chunks", "list", "--json", data_dir=data_dir).stdout.splitlines()]
-        return sorted((r["chunk_id"], r["post_id"], r["text"], r["section"], tuple(r["keywords"])) for r in rows)
+        return sorted(
+            (r["chunk_id"], r["post_id"], r["text"], r["section"], tuple(r["keywords"])) for r in rows
+        )
 
     assert snapshot(other) == snapshot(db)
     again = json.loads(run("import", str(target), "--json", data_dir=other).stdout)
@@ -127,13 +139,54 @@ def test_bad_files_fail_loudly_but_keep_the_rest(corpus, tmp_path):
 def test_eval_reports_the_metrics(corpus, tmp_path):
     db = tmp_path / "db"
     run("ingest", str(corpus), data_dir=db)
-    queries = write(tmp_path / "q.jsonl", '{"id": "q1", "text": "green tea"}\n{"id": "q2", "text": "compost heap"}\n')
+    queries = write(
+        tmp_path / "q.jsonl", '{"id": "q1", "text": "green tea"}\n{"id": "q2", "text": "compost heap"}\n'
+    )
     qrels = write(tmp_path / "r.tsv", "query_id\tdoc_id\tscore\nq1\ttea\t1\nq2\tgarden\t1\n")
-    out = json.loads(run("eval", "--queries", str(queries), "--qrels", str(qrels), "--json", data_dir=db).stdout)
+    out = json.loads(
+        run("eval", "--queries", str(queries), "--qrels", str(qrels), "--json", data_dir=db).stdout
+    )
     assert out["means"]["recall@10"] == 1.0
     assert out["means"]["mrr@10"] == 1.0
     table = run("eval", "--queries", str(queries), "--qrels", str(qrels), data_dir=db).stdout
     assert "nDCG@10" in table
+
+
+def test_search_mode_finds_keywords_and_shows_why(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    out = json.loads(run("search", "Brandywines", "--mode", "fts", "--json", data_dir=db).stdout)
+    assert [h["section"] for h in out["hits"]] == ["Tomatoes"]  # the only chunk with the word
+    assert set(out["hits"][0]) == HIT_KEYS and out["hits"][0]["relevance"] == 1.0
+    human = run("search", "Brandywines", "--mode", "hybrid", data_dir=db).stdout
+    first = human.splitlines()[:2]
+    assert "The Garden — Tomatoes" in first[0]
+    assert "dense #" in first[1] and "keyword #1" in first[1]
+    bad = run("search", "tea", "--mode", "bm25", data_dir=db)
+    assert bad.exit_code == 2 and "bm25" in bad.output
+
+
+def test_eval_compares_modes_side_by_side(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    queries = write(
+        tmp_path / "q.jsonl", '{"id": "q1", "text": "Brandywines"}\n{"id": "q2", "text": "sleeper"}\n'
+    )
+    qrels = write(tmp_path / "r.tsv", "q1\tgarden\t1\nq2\ttrains\t1\n")
+    args = ["eval", "--queries", str(queries), "--qrels", str(qrels)]
+    table = run(*args, "--mode", "dense,fts", "--mode", "hybrid", data_dir=db).stdout.splitlines()
+    assert table[0].split()[0] == "config" and len(table) == 5
+    rows = {line.split()[0]: line.split() for line in table[2:]}
+    assert list(rows) == ["dense", "fts", "hybrid"]
+    assert rows["fts"][1] == "2/2" and rows["fts"][2] == "1.000"  # recall@10 of exact keywords
+    reports = [
+        json.loads(line)
+        for line in run(*args, "--mode", "fts,hybrid", "--json", data_dir=db).stdout.splitlines()
+    ]
+    assert [r["name"] for r in reports] == ["fts", "hybrid"]
+    assert all(r["means"]["mrr@10"] == 1.0 for r in reports)
+    bad = run(*args, "--mode", "dense,sparse", data_dir=db)
+    assert bad.exit_code == 2 and "'sparse' is not one of dense, fts, hybrid" in bad.output
 
 
 def test_info_and_clear_errors(tmp_path):
