@@ -296,8 +296,12 @@ def run_ingestion(
     errors: Sequence[ParseError] = (),
     force: bool = False,
     label: str = "ingestion",
+    llm: Any = None,
 ) -> IngestReport | None:
-    """Ingest under st.status with a progress bar; remembers the versions before it for undo."""
+    """Ingest under st.status with a progress bar; remembers the versions before it for undo.
+
+    `llm` (core.prepare.LLMPrepOptions) turns on the LLM preparation stages.
+    """
     try:
         store, embedder = get_store(settings), get_embedder_cached(settings)
         before = store.versions()
@@ -305,7 +309,8 @@ def run_ingestion(
         st.error(f"Cannot ingest: {md_escape(exc)}")
         return None
     report: IngestReport | None = None
-    with st.status(f"Ingesting {len(posts)} post(s)…", expanded=True) as status:
+    stages = " with the LLM stages" if llm else ""
+    with st.status(f"Ingesting {len(posts)} post(s){stages}…", expanded=True) as status:
         bar = st.progress(0.0, text="Starting…")
 
         def progress(done: int, total: int, message: str) -> None:
@@ -320,6 +325,7 @@ def run_ingestion(
                 progress=progress,
                 errors=errors,
                 force=force,
+                llm=llm,
             )
         except KNOWN_ERRORS as exc:
             status.update(label="Ingestion failed", state="error")
@@ -482,52 +488,6 @@ def column_config() -> dict[str, Any]:
 
 
 # LLM preparation (rewrites, LLM chunks and keywords) --------------------------------------------------
-
-
-def run_ingestion_llm(
-    posts: Sequence[Post],
-    settings: Settings,
-    *,
-    llm: Any,
-    errors: Sequence[ParseError] = (),
-    force: bool = False,
-    label: str = "ingestion",
-) -> IngestReport | None:
-    """`run_ingestion` with the LLM preparation stages (`llm`: core.prepare.LLMPrepOptions)."""
-    try:
-        store, embedder = get_store(settings), get_embedder_cached(settings)
-        before = store.versions()
-    except KNOWN_ERRORS as exc:
-        st.error(f"Cannot ingest: {md_escape(exc)}")
-        return None
-    report: IngestReport | None = None
-    with st.status(f"Ingesting {len(posts)} post(s) with the LLM stages…", expanded=True) as status:
-        bar = st.progress(0.0, text="Starting…")
-
-        def progress(done: int, total: int, message: str) -> None:
-            bar.progress(done / total if total else 1.0, text=f"{done}/{total} posts: {message}")
-
-        try:
-            report = ingest_posts(
-                list(posts),
-                settings,
-                store=store,
-                embedder=embedder,
-                progress=progress,
-                errors=errors,
-                force=force,
-                llm=llm,
-            )
-        except KNOWN_ERRORS as exc:
-            status.update(label="Ingestion failed", state="error")
-            st.error(md_escape(exc))
-        else:
-            state = "complete" if report.ok else "error"
-            status.update(label=f"Ingested: {report.summary()}", state=state, expanded=False)
-    remember_undo(store, before, label)
-    if report is not None:
-        st.session_state["last_report"] = report
-    return report
 
 
 def show_llm_usage(report: IngestReport) -> None:

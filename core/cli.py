@@ -133,6 +133,11 @@ def ingest(
 
     for line in outcome_lines(report, llm):
         click.echo(line, err=True)
+    _finish(report, as_json)
+
+
+def _finish(report: Any, as_json: bool) -> None:
+    """Print an ingest report (failures to stderr); exit 1 when any file or post failed."""
     for outcome in report.outcomes:
         if outcome.status == "failed":
             click.secho(f"failed {outcome.source} ({outcome.post_id}): {outcome.message}", fg="red", err=True)
@@ -425,12 +430,7 @@ def import_cmd(path: str, collection: str | None, as_json: bool, data_dir: str |
     report = ingest_paths([path], _settings(data_dir), collection=collection)
     for error in report.errors:
         click.secho(f"skipped {error}", fg="yellow", err=True)
-    if as_json:
-        _print_json(report.to_json())
-    else:
-        click.echo(report.summary())
-    if not report.ok:
-        sys.exit(1)
+    _finish(report, as_json)
 
 
 @command(main, "eval")
@@ -491,7 +491,9 @@ def eval_cmd(
 
 
 @command(main)
-@click.option("--embed-backend", type=click.Choice(["local", "openai"]), help="Embedding backend to switch to.")
+@click.option(
+    "--embed-backend", type=click.Choice(["local", "openai"]), help="Embedding backend to switch to."
+)
 @click.option("--embed-model", help="Model name or path to switch to (default: the configured one).")
 @click.option("--embed-dimensions", type=int, help="Vector size for OpenAI text-embedding-3 models.")
 def reembed(

@@ -180,7 +180,9 @@ def settings_for_model(settings: Settings, model_id: str) -> Settings:
     """Settings whose embedder is the one a table was made with (inverse of `model_id`)."""
     if model_id.startswith("openai:"):
         name, _, dims = model_id.removeprefix("openai:").partition("@")
-        return settings.replace(embed_backend="openai", embed_model=name, embed_dimensions=int(dims) if dims else None)
+        return settings.replace(
+            embed_backend="openai", embed_model=name, embed_dimensions=int(dims) if dims else None
+        )
     return settings.replace(embed_backend="local", embed_model=model_id)
 
 

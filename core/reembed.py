@@ -27,7 +27,9 @@ def reembed(
     rows = store.list_chunks()
     if not rows:
         return 0
-    texts = [embedded_text(r["section"] or "", r["text"], r["keywords"] or [], r["title"] or "") for r in rows]
+    texts = [
+        embedded_text(r["section"] or "", r["text"], r["keywords"] or [], r["title"] or "") for r in rows
+    ]
     vectors = []
     for start in range(0, len(texts), BATCH):
         vectors.extend(embedder.embed(texts[start : start + BATCH]))

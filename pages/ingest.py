@@ -127,7 +127,7 @@ def ingest(posts: list, scope: str, *, errors=(), force: bool = False, label: st
             return None
         options = dataclasses.replace(llm_options, decisions=decisions)
     # The review stays shown: the author may change a decision and ingest again.
-    return app_state.run_ingestion_llm(posts, settings, llm=options, errors=errors, force=force, label=label)
+    return app_state.run_ingestion(posts, settings, errors=errors, force=force, label=label, llm=options)
 
 
 def show(report) -> None:
