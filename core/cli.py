@@ -259,11 +259,18 @@ def _shorten(text: str, width: int) -> str:
 def ask(question: str, collections: tuple[str, ...], as_json: bool, data_dir: str | None) -> None:
     """Answer a question in the author's voice from their writings, citing the posts used."""
     from core.answer import answer, translate_for_corpus
+    from core.embed import embedder_for_store
+    from core.grounding import check_grounding
     from core.retrieve import search as run_search
+    from core.store import Store
 
     settings = _settings(data_dir)
+    store = Store(settings.data_dir)
+    embedder = embedder_for_store(settings, store.model_id())
     query = translate_for_corpus(question, settings) if settings.should_translate else question
-    result = run_search(query, settings, collections=list(collections) or None)
+    result = run_search(
+        query, settings, store=store, embedder=embedder, collections=list(collections) or None
+    )
     stream = answer(question, result.hits, settings)
     if not as_json:
         click.secho(f"({stream.model_label})", dim=True, err=True)
@@ -271,6 +278,7 @@ def ask(question: str, collections: tuple[str, ...], as_json: bool, data_dir: st
         if not as_json:
             click.echo(delta, nl=False)
     sources = [s.to_json() if hasattr(s, "to_json") else dict(s.__dict__) for s in stream.sources]
+    grounding = check_grounding(stream.text, stream.used_hits, embedder) if stream.called_model else None
     if as_json:
         _print_json(
             {
@@ -281,10 +289,15 @@ def ask(question: str, collections: tuple[str, ...], as_json: bool, data_dir: st
                 "builtin_model": stream.builtin,
                 "sources": sources,
                 "context": [h.to_json() for h in stream.used_hits],
+                "grounding": grounding.to_json() if grounding else None,
             }
         )
         return
     click.echo("\n")
+    if grounding is not None:
+        click.secho(f"Grounding: {grounding.summary()}.", bold=True, err=True)
+        for item in grounding.unsupported:
+            click.secho(f"  not found in the excerpts: {_shorten(item.sentence, 160)}", fg="yellow", err=True)
     if stream.builtin:
         click.secho(
             "Answered by the built-in small offline model: expect rough answers. "

@@ -11,6 +11,7 @@ import streamlit as st
 
 from core import app_state
 from core.answer import answer, rewrite_followup, translate_for_corpus
+from core.grounding import check_grounding
 from core.llm import LLMError
 from core.retrieve import search
 
@@ -58,6 +59,18 @@ def show_details(message: dict) -> None:
     if sources:
         lines = [f"{i}. {source_line(s)}" for i, s in enumerate(sources, start=1)]
         st.markdown("**Sources**\n\n" + "\n".join(lines))
+    grounding = message.get("grounding")
+    if grounding and grounding["supported_fraction"] is not None:
+        judged = [g for g in grounding["sentences"] if g["judged"]]
+        unsupported = [g["sentence"] for g in judged if not g["supported"]]
+        st.caption(
+            f"Grounding: {len(judged) - len(unsupported)} of {len(judged)} sentences are supported by the "
+            "excerpts below."
+        )
+        if unsupported:
+            with st.expander(f"{len(unsupported)} sentence(s) not found in the excerpts: treat with care"):
+                for sentence in unsupported:
+                    st.text(sentence)
     hits = message.get("hits") or []
     if hits:
         with st.expander(f"{len(hits)} excerpts went into the answer's context"):
@@ -125,6 +138,8 @@ def ask(question: str) -> dict:
         finally:
             reply["content"] = stream.text
             reply["builtin"] = stream.builtin and stream.called_model
+        if stream.called_model and stream.text.strip():
+            reply["grounding"] = check_grounding(stream.text, stream.used_hits, embedder).to_json()
     except LLMError as exc:
         reply["error"] = f"The answer model failed: {md(exc)}"
     except app_state.KNOWN_ERRORS as exc:

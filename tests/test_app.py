@@ -455,6 +455,13 @@ def test_chat_round_trip_with_the_builtin_model(corpus, monkeypatch):
     sources = answer.markdown[1].value
     assert sources.startswith("**Sources**") and "1. On Bees" in sources
     assert "Answered by the small offline model: rough." in texts(answer.caption)[0]
+    # The grounding line is shown exactly when the answer has a sentence long enough to judge.
+    from core.chunk import split_sentences
+    from core.grounding import MIN_WORDS, content_words
+
+    text = answer.markdown[0].value
+    judgeable = any(len(content_words(s)) >= MIN_WORDS for s in split_sentences(text))
+    assert judgeable == any(c.startswith("Grounding:") for c in texts(answer.caption))
     context = answer.dataframe[0].value  # the excerpts that went into the context
     assert {"relevance", "title", "section", "keywords", "text"} <= set(context.columns)
     assert context["title"][0] == "On Bees"

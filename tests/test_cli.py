@@ -218,3 +218,9 @@ def test_ask_answers_with_the_builtin_model_and_cites_posts(corpus, tmp_path):
     context_posts = {c["post_id"] for c in out["context"]}
     assert out["sources"] and {s["post_id"] for s in out["sources"]} <= context_posts
     assert out["context"][0]["post_id"] == "tea"
+    grounding = out["grounding"]
+    assert grounding["sentences"] and {"sentence", "supported", "chunk_ids"} <= set(grounding["sentences"][0])
+    judged = [g for g in grounding["sentences"] if g["judged"]]
+    if judged:
+        expected = sum(g["supported"] for g in judged) / len(judged)
+        assert grounding["supported_fraction"] == pytest.approx(expected, abs=1e-4)  # JSON keeps 4 places
