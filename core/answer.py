@@ -207,6 +207,7 @@ class AnswerStream:
         self.text = ""
         self.done = False
         self.called_model = False
+        self.truncated = False  # the model stopped at max_tokens, mid-answer
 
     def __iter__(self) -> Iterator[str]:
         if self.done:
@@ -227,6 +228,7 @@ class AnswerStream:
                 temperature=self.settings.temperature,
                 max_tokens=self.settings.max_tokens,
                 usage=self.usage,
+                on_finish=self._finished,
             ):
                 parts.append(delta)
                 self.text = "".join(parts)
@@ -234,6 +236,9 @@ class AnswerStream:
         finally:
             self.text = "".join(parts)
         self.done = True
+
+    def _finished(self, reason: str) -> None:
+        self.truncated = reason == "length"
 
 
 def answer(

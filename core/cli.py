@@ -287,6 +287,7 @@ def ask(question: str, collections: tuple[str, ...], as_json: bool, data_dir: st
                 "answer": stream.text,
                 "model": stream.model_label,
                 "builtin_model": stream.builtin,
+                "truncated": stream.truncated,
                 "sources": sources,
                 "context": [h.to_json() for h in stream.used_hits],
                 "grounding": grounding.to_json() if grounding else None,
@@ -294,6 +295,10 @@ def ask(question: str, collections: tuple[str, ...], as_json: bool, data_dir: st
         )
         return
     click.echo("\n")
+    if stream.truncated:
+        click.secho(
+            "The answer reached the length limit (--max-tokens / INKWELL_MAX_TOKENS).", fg="yellow", err=True
+        )
     if grounding is not None:
         click.secho(f"Grounding: {grounding.summary()}.", bold=True, err=True)
         for item in grounding.unsupported:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -328,6 +328,7 @@ def stream_chat(
     max_tokens: int | None = None,
     response_format: dict | None = None,
     usage: Usage | None = None,
+    on_finish: Callable[[str], None] | None = None,
 ) -> Iterator[str]:
     """Stream a chat completion, yielding text deltas. Errors (also mid-stream) raise LLMError.
 
@@ -350,5 +351,7 @@ def stream_chat(
                         delta = choice.delta.content if choice.delta else None
                         if delta:
                             yield delta
+                        if choice.finish_reason and on_finish is not None:
+                            on_finish(choice.finish_reason)  # "length": cut off by max_tokens
     except openai.OpenAIError as err:
         raise _fail(err, settings, model, base_url) from None

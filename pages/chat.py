@@ -55,6 +55,8 @@ def show_details(message: dict) -> None:
         st.caption(BUILTIN_NOTE)
     elif message.get("model"):
         st.caption(f"Answered by {md(message['model'])}.")
+    if message.get("truncated"):
+        st.caption("The answer reached the length limit (max tokens) and stops mid-way.")
     sources = message.get("sources") or []
     if sources:
         lines = [f"{i}. {source_line(s)}" for i, s in enumerate(sources, start=1)]
@@ -138,6 +140,7 @@ def ask(question: str) -> dict:
         finally:
             reply["content"] = stream.text
             reply["builtin"] = stream.builtin and stream.called_model
+            reply["truncated"] = stream.truncated
         if stream.called_model and stream.text.strip():
             reply["grounding"] = check_grounding(stream.text, stream.used_hits, embedder).to_json()
     except LLMError as exc:

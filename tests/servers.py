@@ -92,6 +92,7 @@ def chat_chunks(
     model: str = "scripted-model",
     usage: dict | None = None,
     include_usage: bool = True,
+    finish_reason: str = "stop",
 ) -> list[dict]:
     """The chat.completion.chunk events OpenAI streams: role first, one per delta, a finish chunk, then
     (when the request asked for it) a usage chunk with no choices."""
@@ -109,7 +110,7 @@ def chat_chunks(
 
     events = [chunk({"role": "assistant", "content": "", "refusal": None})]
     events += [chunk({"content": d}) for d in deltas]
-    events.append(chunk({}, "stop"))
+    events.append(chunk({}, finish_reason))
     if include_usage:
         events.append(
             {

@@ -292,3 +292,15 @@ def test_rewrite_followup_with_builtin_model_needs_no_call():
     history = [{"role": "user", "content": "How often do you feed your starter?"}]
     rewritten = rewrite_followup("And in winter?", history, Settings())
     assert rewritten == "How often do you feed your starter? And in winter?"
+
+
+@pytest.mark.parametrize(("reason", "truncated"), [("length", True), ("stop", False)])
+def test_answer_cut_off_by_the_token_limit_is_flagged(reason, truncated):
+    from tests.servers import Reply, chat_chunks
+
+    with ScriptedOpenAIServer() as server:
+        server.push(Reply(events=chat_chunks(["I started", " the blog because"], finish_reason=reason)))
+        settings = Settings(openai_base_url=server.base_url, max_retries=0)
+        stream = answer("Why?", [hit("p", 0.9, "I started the blog in 2019.")], settings)
+        assert "".join(stream) == "I started the blog because"
+    assert stream.truncated is truncated
