@@ -277,7 +277,7 @@ def ask(question: str, collections: tuple[str, ...], as_json: bool, data_dir: st
     for delta in stream:
         if not as_json:
             click.echo(delta, nl=False)
-    sources = [s.to_json() if hasattr(s, "to_json") else dict(s.__dict__) for s in stream.sources]
+    sources = [s.to_json() for s in stream.sources]
     grounding = check_grounding(stream.text, stream.used_hits, embedder) if stream.called_model else None
     if as_json:
         _print_json(

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from core.chunk import chunk_post
 from core.config import Settings
 from core.embed import Embedder, chunk_embedded_text, content_hash, embedder_for_store
-from core.keywords import add_keywords, document_frequencies
+from core.keywords import add_keywords, post_terms
 from core.models import Chunk, ParseError, Post
 from core.parse import parse_paths
 from core.store import Store
@@ -142,19 +142,17 @@ def prepare_chunks(
     return chunks
 
 
-def _corpus_frequencies(store: Store, batch: Sequence[Post]) -> tuple[dict[str, int], int]:
+def _corpus_frequencies(store: Store, batch_terms: dict[str, set[str]]) -> tuple[dict[str, int], int]:
     """Document frequencies over the stored corpus, with this batch's posts counted as they are now.
 
     Keywords are chosen relative to the whole corpus, so re-ingesting one post alone gives it the
     same keywords (and so the same vectors) as ingesting it with all the others.
     """
-    stored_terms = store.post_terms(exclude={p.post_id for p in batch})
+    stored_terms = store.post_terms(exclude=set(batch_terms))
     df: Counter[str] = Counter()
-    for terms in stored_terms:
+    for terms in [*stored_terms, *batch_terms.values()]:
         df.update(terms)
-    batch_df, batch_n = document_frequencies(batch)
-    df.update(batch_df)
-    return dict(df), len(stored_terms) + batch_n
+    return dict(df), len(stored_terms) + len(batch_terms)
 
 
 def _llm_stage(
@@ -293,7 +291,9 @@ def ingest_posts(
     if progress:
         progress(done, total, f"{done} unchanged")
     if todo:
-        corpus_df, corpus_size = _corpus_frequencies(store, [p for p, _, _ in todo])
+        # Each changed post's terms, computed once: for the corpus idf now and the posts table later.
+        terms = {post.post_id: post_terms(post) for post, _, _ in todo}
+        corpus_df, corpus_size = _corpus_frequencies(store, terms)
         prepared: dict[str, Prepared] = {}
         if llm:
             prepared = _llm_stage(todo, settings, llm, corpus_df, corpus_size, report, progress, done, total)
@@ -304,6 +304,7 @@ def ingest_posts(
             try:
                 if prep is not None and prep.chunks is not None:
                     post, chunks = prep.post, prep.chunks  # rewritten blocks, LLM chunks and keywords
+                    terms[post.post_id] = post_terms(post)
                 else:
                     chunks = prepare_chunks(post, settings, corpus_df, corpus_size)
                     if prep is not None and prep.status == "failed":
@@ -319,12 +320,12 @@ def ingest_posts(
             window.append((post, digest, status, chunks))
             window_chunks += len(chunks)
             if window_chunks >= WINDOW_CHUNKS:
-                done += _write_window(window, store, embedder, report)
+                done += _write_window(window, terms, store, embedder, report)
                 window, window_chunks = [], 0
                 if progress:
                     progress(done, total, f"{report.chunks_embedded} chunks embedded")
         if window:
-            done += _write_window(window, store, embedder, report)
+            done += _write_window(window, terms, store, embedder, report)
         _after_writes(settings, report, prepared, llm, [p for p, _, _ in todo], states)
         store.optimize()
     if progress:
@@ -334,7 +335,11 @@ def ingest_posts(
 
 
 def _write_window(
-    window: list[tuple[Post, str, str, list[Chunk]]], store: Store, embedder: Embedder, report: IngestReport
+    window: list[tuple[Post, str, str, list[Chunk]]],
+    terms: dict[str, set[str]],
+    store: Store,
+    embedder: Embedder,
+    report: IngestReport,
 ) -> int:
     texts: list[str] = []
     hashes: list[str] = []
@@ -386,7 +391,7 @@ def _write_window(
                 "content_hash": digest,
                 "n_chunks": len(chunks),
                 "ingested_at": now,
-                "terms": sorted(document_frequencies([post])[0]),
+                "terms": sorted(terms[post.post_id]),
             }
         )
         report.outcomes.append(PostOutcome(post.post_id, post.title, post.source, status, len(chunks)))

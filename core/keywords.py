@@ -173,14 +173,19 @@ def add_keywords(
             chunk.keywords = keywords
 
 
+def post_terms(post: Post, lang: str = "en") -> set[str]:
+    """The distinct keyword candidates of a post (its title, text and any imported chunks)."""
+    texts = [post.title, post.text, *(pre.text for pre in post.prechunked or [])]
+    return {term for text in texts for term in _candidates(text, lang)[0]}
+
+
 def document_frequencies(posts: Iterable[Post], lang: str = "en") -> tuple[dict[str, int], int]:
     """For the corpus idf: term -> number of posts containing it, and the number of posts."""
     df: Counter[str] = Counter()
     total = 0
     for post in posts:
         total += 1
-        texts = [post.title, post.text, *(pre.text for pre in post.prechunked or [])]
-        df.update({term for text in texts for term in _candidates(text, lang)[0]})
+        df.update(post_terms(post, lang))
     return dict(df), total
 
 
