@@ -20,6 +20,8 @@ DEFAULT_OPENAI_CHAT_MODEL = "gpt-4o-mini"
 DEFAULT_OPENAI_EMBED_MODEL = "text-embedding-3-small"
 RETRIEVAL_MODES = ("dense", "fts", "hybrid")
 FUSIONS = ("score", "rrf")
+RERANKERS = ("none", "llm", "cross-encoder")
+ROUTINGS = ("auto", "off")
 
 # Variables that keep their conventional names instead of INKWELL_*.
 _ENV_ALIASES = {"openai_api_key": "OPENAI_API_KEY", "openai_base_url": "OPENAI_BASE_URL"}
@@ -84,6 +86,21 @@ class Settings:
     fusion: str = "score"
     rrf_k: int = 60
 
+    # Reranking (core/rerank.py), after fusion: "none" (default: no reranker measured worth its cost on
+    # 2 cores), "llm" (the chat model judges the best `rerank_top_n` candidates) or "cross-encoder"
+    # (a sentence-transformers CrossEncoder named or found at `rerank_model`).
+    reranker: str = "none"
+    rerank_top_n: int = 20
+    rerank_model: str = ""
+
+    # Collections routing (core/route.py) for questions that name no collection: "auto" narrows the
+    # search to one collection only when the router is sure, "off" always searches everything.
+    routing: str = "auto"
+
+    # Context diversity (core/answer.py): at most this many chunks of one post in an answer's context,
+    # unless too few posts pass to fill it (0 = no cap).
+    max_chunks_per_post: int = 0
+
     @classmethod
     def load(
         cls,
@@ -119,6 +136,14 @@ class Settings:
             )
         if self.fusion not in FUSIONS:
             raise ConfigError(f"fusion must be one of {', '.join(FUSIONS)}, not {self.fusion!r}")
+        if self.reranker not in RERANKERS:
+            raise ConfigError(f"reranker must be one of {', '.join(RERANKERS)}, not {self.reranker!r}")
+        if self.rerank_top_n < 1:
+            raise ConfigError(f"rerank_top_n must be >= 1, not {self.rerank_top_n}")
+        if self.routing not in ROUTINGS:
+            raise ConfigError(f"routing must be one of {', '.join(ROUTINGS)}, not {self.routing!r}")
+        if self.max_chunks_per_post < 0:
+            raise ConfigError(f"max_chunks_per_post must be >= 0, not {self.max_chunks_per_post}")
         if self.rrf_k < 1:
             raise ConfigError(f"rrf_k must be >= 1, not {self.rrf_k}")
         if not 0 <= self.threshold <= 1:
