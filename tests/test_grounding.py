@@ -50,3 +50,37 @@ def test_nothing_to_judge(embedder):
 
 def test_content_words_ignore_stopwords_and_case():
     assert content_words("The Sawmill and THE yard") == {"sawmill", "yard"}
+
+
+def test_specifics_normalise_numbers_and_find_names():
+    from core.grounding import specifics
+
+    assert specifics("I buy at least thirty percent more wood, about 1,200 board feet.") == {"30", "1200"}
+    assert specifics("I turned thirty-five in October.") == {"35", "october"}
+    assert specifics("Before that I worked at Google in New York.") == {"google", "new", "york"}
+
+
+def test_a_changed_number_or_name_is_unsupported_even_when_the_sentence_is_similar(embedder):
+    excerpt = "After five weeks and 61 hours, the walnut bench is sitting on the front porch, and Juniper sleeps on it."
+    bench = [Hit("b", "Build Log: The Walnut Porch Bench", "projects", "b#0", "", excerpt, [], 0.9, 1)]
+    true = check_grounding("The walnut bench took five weeks and 61 hours.", bench, embedder).sentences[0]
+    wrong = check_grounding("The walnut bench took two weeks and 25 hours.", bench, embedder).sentences[0]
+    renamed = check_grounding(
+        "After five weeks the bench sits on the porch and Biscuit sleeps on it.", bench, embedder
+    )
+    assert true.supported and true.unknown_details == []
+    assert wrong.overlap >= 0.65  # the words match: only the details give it away
+    assert not wrong.supported and wrong.unknown_details == ["2", "25"]
+    assert renamed.sentences[0].unknown_details == ["biscuit"] and not renamed.sentences[0].supported
+
+
+def test_labelled_set_flags_inventions_without_flagging_the_authors_words(tmp_path):
+    """The check on data/demo/eval/grounding.jsonl (bench/grounding.py measures the same set)."""
+    from bench.grounding import flags, load_labels, measure, scores
+    from core.config import Settings
+    from core.grounding import OVERLAP_THRESHOLD, SIMILARITY_THRESHOLD
+
+    items = measure(Settings.load({"data_dir": tmp_path / "db"}, environ={}), load_labels())
+    result = scores(items, flags(items, SIMILARITY_THRESHOLD, OVERLAP_THRESHOLD, details=True))
+    assert result["recall"] >= 0.8  # most invented sentences are flagged
+    assert result["false_alarm"] <= 0.05  # and the author's own statements almost never are
