@@ -91,6 +91,10 @@ def _is_openai(settings: Settings) -> bool:
 
 def _where(settings: Settings, base_url: str | None = None) -> str:
     """How messages name the endpoint: "OpenAI", "the built-in model server", "the model server at …"."""
+    embed_url = (settings.embed_base_url or "").rstrip("/")
+    if base_url and embed_url and base_url.rstrip("/") == embed_url:
+        # A separate embeddings server: name it, whatever answers the chat.
+        return f"the embedding server at {_safe_url(embed_url)}"
     if settings.uses_builtin_llm:
         return "the built-in model server"
     if _is_openai(settings):

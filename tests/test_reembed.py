@@ -72,8 +72,10 @@ def test_failed_reembed_changes_nothing(stored, settings):
         remote = settings.replace(
             embed_backend="openai", embed_model="test-embed", embed_base_url=server.base_url, max_retries=1
         )
-        with pytest.raises(EmbedError, match="server error"):
+        with pytest.raises(EmbedError, match="server error") as failed:
             reembed(remote, store=stored)
+        # No chat LLM is configured, but the message names the server that failed, not the built-in one.
+        assert f"the embedding server at {server.base_url}" in str(failed.value).lower()
     assert stored.model_info() == info
     assert stored.chunks.to_arrow().select(["chunk_id", "vector"]).to_pylist() == before
 
