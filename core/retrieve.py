@@ -3,7 +3,8 @@
 Modes (`settings.retrieval_mode`, or `mode=` per call):
 
 - dense: the question is embedded with the table's model and the `top_k` nearest chunks are taken.
-  Relevance is 1 − cosine distance, which for unit vectors equals the seed's 1 − L2²/2.
+  Relevance is 1 − cosine distance, which for unit vectors equals the seed's 1 − L2²/2 (rescaled
+  for models whose cosines crowd near 1, such as multilingual e5: core.embed.RELEVANCE_SCALES).
 - fts: the `top_k` best chunks by BM25 over LanceDB's full-text index (title, section, text and
   keywords; English stemming and stop words). BM25 has no fixed scale, so relevance is the score
   divided by the best score for this question: the top keyword hit has relevance 1.0.
@@ -29,6 +30,11 @@ never fewer than `min_chunks` nor more than `max_chunks`, best first. Every mode
 but a threshold tuned for one mode does not carry over to another. Each candidate carries its dense
 and keyword contributions (`Hit.scores()`), so the inspector can show why a chunk was or wasn't used.
 
+An optional reranker (`settings.reranker`, core/rerank.py; off by default) runs after fusion and
+before the threshold rules: the best `rerank_top_n` candidates take its 0..1 score as relevance and
+its order, the rest stay below them (see core/rerank.py); a failing reranker leaves the fused order
+with a note.
+
 Keyword search never breaks a search: a question of only stop words or punctuation simply matches
 nothing, and if LanceDB's full-text search fails, hybrid and fts fall back to dense search alone
 (`Retrieval.mode` says which ran, `Retrieval.notes` why).
@@ -43,8 +49,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.config import RETRIEVAL_MODES, Settings
-from core.embed import Embedder, embedder_for_store
+from core.embed import Embedder, embed_query, embedder_for_store, relevance_scale, rescale
 from core.models import Hit
+from core.rerank import rerank
 from core.store import KeywordSearchError, Store
 
 # Score fusion's weight of the dense side (the keyword side gets the rest); see the module docstring.
@@ -66,9 +73,9 @@ def _clamp(value: float) -> float:
     return max(0.0, min(1.0, value))
 
 
-def to_hit(row: dict, rank: int) -> Hit:
-    """A dense search row as a hit (relevance = 1 − cosine distance)."""
-    relevance = _clamp(1.0 - float(row["_distance"])) if "_distance" in row else 0.0
+def to_hit(row: dict, rank: int, scale: tuple[float, float] = (0.0, 1.0)) -> Hit:
+    """A dense search row as a hit (relevance = 1 − cosine distance, on the model's `scale`)."""
+    relevance = _clamp(rescale(1.0 - float(row["_distance"]), scale)) if "_distance" in row else 0.0
     return Hit(
         post_id=row["post_id"],
         title=row.get("title") or row["post_id"],
@@ -152,13 +159,18 @@ def search(
 
     vector: np.ndarray | None = None
     dense_rows: list[dict] = []
+    scale = (0.0, 1.0)
     if mode in ("dense", "hybrid"):
         embedder = embedder or embedder_for_store(settings, store.model_id())
         store.check_model(embedder.model_id)
-        vector = np.asarray(embedder.embed([question])[0], dtype=np.float32)
+        vector = embed_query(embedder, question)  # the model's query form (e5: "query: " prefix)
         dense_rows = store.vector_search(vector, settings.top_k, collections)
+        scale = relevance_scale(embedder.model_id)  # see core.embed.RELEVANCE_SCALES
 
-    candidates = _fuse(mode, dense_rows, keyword_rows, vector, settings.fusion, settings.rrf_k)
+    candidates = _fuse(mode, dense_rows, keyword_rows, vector, settings.fusion, settings.rrf_k, scale)
+    # The reranker (off by default) reorders the head; relevance stays 0..1 for the rules below.
+    candidates, rerank_notes = rerank(question, candidates, settings)
+    notes.extend(rerank_notes)
     hits = select(candidates, settings.threshold, settings.min_chunks, settings.max_chunks)
     return Retrieval(
         question,
@@ -178,11 +190,12 @@ def _fuse(
     vector: np.ndarray | None,
     fusion: str,
     rrf_k: int,
+    scale: tuple[float, float] = (0.0, 1.0),
 ) -> list[Hit]:
     """Candidates from both searches with each one's contributions, sorted by relevance, ranked."""
     by_id: dict[str, Hit] = {}
     for rank, row in enumerate(dense_rows, start=1):
-        hit = to_hit(row, rank)
+        hit = to_hit(row, rank, scale)
         hit.dense_relevance, hit.dense_rank = hit.relevance, rank
         by_id[hit.chunk_id] = hit
     for rank, row in enumerate(keyword_rows, start=1):
@@ -192,7 +205,7 @@ def _fuse(
             if vector is not None and row.get("vector") is not None:
                 # Not among the dense top_k: its cosine relevance still counts (and explains).
                 stored = np.asarray(row["vector"], dtype=np.float32)
-                hit.dense_relevance = _clamp(float(stored @ vector))
+                hit.dense_relevance = _clamp(rescale(float(stored @ vector), scale))
         hit.keyword_score, hit.keyword_rank = float(row["_score"]), rank
 
     hits = list(by_id.values())

