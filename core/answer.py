@@ -100,18 +100,35 @@ def _truncate(text: str, tokens: int) -> str:
     return enc.decode(ids[: max(0, tokens)]).rstrip() + " …"
 
 
-def fit_context(hits: list[Hit], budget: int) -> tuple[str, list[Hit]]:
+def diversify(hits: list[Hit], max_per_post: int = 0) -> list[Hit]:
+    """Hits best first, except that a post's chunks after its best `max_per_post` wait until every other
+    post's chunks have had their turn (then they follow in rank order). 0 = no cap: plain rank order."""
+    ordered = sorted(hits, key=lambda h: float(h.relevance), reverse=True)
+    if max_per_post <= 0:
+        return ordered
+    taken: dict[str, int] = {}
+    first: list[Hit] = []
+    later: list[Hit] = []
+    for hit in ordered:
+        count = taken.get(hit.post_id, 0)
+        (first if count < max_per_post else later).append(hit)
+        taken[hit.post_id] = count + 1
+    return first + later
+
+
+def fit_context(hits: list[Hit], budget: int, max_per_post: int = 0) -> tuple[str, list[Hit]]:
     """Format hits best-first until the budget is full; returns the context and the hits used.
 
+    With `max_per_post` > 0 the hits are taken in `diversify` order, so one long post cannot fill the
+    context while other posts' passing chunks wait; what is used is still shown best first.
     Stops at the first excerpt that does not fit (lower-ranked ones are not tried). If even the best one
     alone is too big, its text is cut to fit, so there is always some context when there are hits.
     """
-    ordered = sorted(hits, key=lambda h: float(h.relevance), reverse=True)
     blocks: list[str] = []
     used: list[Hit] = []
     total = 0
     sep_tokens = count_tokens(SEPARATOR)
-    for hit in ordered:
+    for hit in diversify(hits, max_per_post):
         block = format_hit(hit)
         cost = count_tokens(block) + (sep_tokens if blocks else 0)
         if total + cost > budget:
@@ -125,7 +142,9 @@ def fit_context(hits: list[Hit], budget: int) -> tuple[str, list[Hit]]:
         blocks.append(block)
         used.append(hit)
         total += cost
-    return SEPARATOR.join(blocks), used
+    # Best first again (a stable sort keeps rank order among equal relevances).
+    pairs = sorted(zip(used, blocks, strict=True), key=lambda pair: float(pair[0].relevance), reverse=True)
+    return SEPARATOR.join(block for _, block in pairs), [hit for hit, _ in pairs]
 
 
 def _clean_history(history: list[dict] | None) -> list[dict]:
@@ -152,7 +171,7 @@ def build_messages(
     """
     turns = _clean_history(history)
     budget = context_budget(settings) - sum(count_tokens(m["content"]) for m in turns)
-    context, used = fit_context(hits, max(budget, MIN_CONTEXT_BUDGET))
+    context, used = fit_context(hits, max(budget, MIN_CONTEXT_BUDGET), settings.max_chunks_per_post)
     user = (
         f"Excerpts from my writings:\n\n{context}\n\nReader's question: {question.strip()}"
         if used

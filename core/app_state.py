@@ -303,7 +303,9 @@ def run_ingestion(
     `llm` (core.prepare.LLMPrepOptions) turns on the LLM preparation stages.
     """
     try:
-        store, embedder = get_store(settings), get_embedder_cached(settings)
+        store = get_store(settings)
+        # A table not created yet: let ingest pick the default for its posts' language (core/embed.py).
+        embedder = get_embedder_cached(settings) if store.model_id() else None
         before = store.versions()
     except KNOWN_ERRORS as exc:
         st.error(f"Cannot ingest: {md_escape(exc)}")

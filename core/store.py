@@ -14,6 +14,9 @@ title, section, text and keywords joined (native FTS indexes a single column, so
 concatenated instead of searched separately). The store computes it on every write, so callers never
 pass it. Rows added after the index was built are still searched (LanceDB scans unindexed rows), and
 `optimize()`, run after every ingest and delete, folds them into the index incrementally.
+
+Post vectors (the mean of a post's chunk vectors) are not stored: core/posts.py computes them from
+`chunk_vectors()` when asked, so no write path has to keep them current.
 """
 
 from __future__ import annotations
@@ -405,6 +408,14 @@ class Store:
         rows[0].pop(SEARCH_TEXT, None)  # derived from the other columns
         return rows[0]
 
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, dict]:
+        """Several chunks by id in one query (missing ids are left out), without their vectors."""
+        table = self.chunks
+        if table is None or not chunk_ids:
+            return {}
+        rows = table.search().where(sql_in("chunk_id", chunk_ids)).select(_payload_columns(table))
+        return {row["chunk_id"]: row for row in rows.limit(len(chunk_ids)).to_list()}
+
     def cached_vectors(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         """Vectors already stored for these content hashes (the embedding cache)."""
         table = self.chunks
@@ -424,6 +435,23 @@ class Store:
             for h, v in zip(rows["embed_hash"].to_pylist(), rows["vector"].to_pylist(), strict=True):
                 found[h] = np.asarray(v, dtype=np.float32)
         return found
+
+    def chunk_vectors(self, collections: Sequence[str] | None = None) -> tuple[pa.Table, np.ndarray]:
+        """Every chunk's ids and post metadata (no text) with its vector as one (chunks, dim) matrix.
+
+        What post vectors are computed from (core/posts.py); reads no text, so it stays cheap.
+        """
+        columns = ["chunk_id", "post_id", "title", "collection", "date"]
+        table = self.chunks
+        if table is None or table.count_rows() == 0:
+            return pa.table({c: pa.array([], pa.string()) for c in columns}), np.zeros((0, 0), np.float32)
+        query = table.search().select([*columns, "vector"]).limit(table.count_rows())
+        if collections:
+            query = query.where(sql_in("collection", collections))
+        rows = query.to_arrow()
+        dim = rows.schema.field("vector").type.list_size
+        flat = rows["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        return rows.select(columns), np.asarray(flat, dtype=np.float32).reshape(-1, dim)
 
     def counts(self) -> tuple[int, int]:
         """(posts, chunks) stored."""

@@ -1,7 +1,8 @@
 """Chat: readers ask, the author's voice answers from the posts, with the posts cited.
 
 Flow per question: rate limit → follow-up rewrite (with history) → translation into the writings'
-main language (if configured; shown as "Searched for: …") →
+main language (if configured; shown as "Searched for: …") → collections routing (core/route.py, when
+the reader picked no collection; shown under the answer with one-click overrides that ask again) →
 retrieval → streamed answer → cited posts and the excerpts that went into the context.
 """
 
@@ -13,9 +14,10 @@ from core import app_state
 from core.answer import answer, rewrite_followup, translate_for_corpus
 from core.grounding import check_grounding
 from core.llm import LLMError
-from core.retrieve import search
+from core.route import Route, route_and_search
 
 MESSAGES = "chat_messages"
+OVERRIDE = "chat_route_override"  # the last question's collections chosen by an override button
 BUILTIN_NOTE = "Answered by the small offline model: rough. Set an OpenAI key or server for better answers."
 
 settings = app_state.base_settings()
@@ -49,8 +51,33 @@ def source_line(source: dict) -> str:
     )
 
 
-def show_details(message: dict) -> None:
-    """Under an answer: notes, cited posts, the excerpts used, and a copyable copy of the text."""
+def choose(override: list[str]) -> None:
+    st.session_state[OVERRIDE] = override
+
+
+def show_route(message: dict, last: bool) -> None:
+    """Where the question was searched, why, and (under the last answer) buttons to search elsewhere."""
+    data = message.get("route")
+    if not data or not message.get("override_ok"):
+        return
+    decision = Route.from_json(data)
+    st.caption(md(decision.summary()))
+    if decision.reasons and decision.status != "chosen":
+        with st.expander("How the collection was chosen"):
+            for reason in decision.reasons:
+                st.text(reason)
+    if not last:
+        return
+    with st.container(horizontal=True):
+        for i, (label, override) in enumerate(decision.alternatives(collections)):
+            st.button(
+                md(label), key=f"route_override_{i}", type="tertiary", on_click=choose, args=(override,)
+            )
+
+
+def show_details(message: dict, last: bool = False) -> None:
+    """Under an answer: the route, notes, cited posts, the excerpts used, and a copyable copy of the text."""
+    show_route(message, last)
     if message.get("builtin"):
         st.caption(BUILTIN_NOTE)
     elif message.get("model"):
@@ -64,15 +91,17 @@ def show_details(message: dict) -> None:
     grounding = message.get("grounding")
     if grounding and grounding["supported_fraction"] is not None:
         judged = [g for g in grounding["sentences"] if g["judged"]]
-        unsupported = [g["sentence"] for g in judged if not g["supported"]]
+        unsupported = [g for g in judged if not g["supported"]]
         st.caption(
             f"Grounding: {len(judged) - len(unsupported)} of {len(judged)} sentences are supported by the "
             "excerpts below."
         )
         if unsupported:
             with st.expander(f"{len(unsupported)} sentence(s) not found in the excerpts: treat with care"):
-                for sentence in unsupported:
-                    st.text(sentence)
+                for item in unsupported:
+                    st.text(item["sentence"])
+                    if item.get("unknown_details"):
+                        st.caption("No excerpt mentions: " + ", ".join(item["unknown_details"]))
     hits = message.get("hits") or []
     if hits:
         with st.expander(f"{len(hits)} excerpts went into the answer's context"):
@@ -86,7 +115,7 @@ def show_details(message: dict) -> None:
             st.code(message["content"], language=None, wrap_lines=True)
 
 
-def show_message(message: dict) -> None:
+def show_message(message: dict, last: bool = False) -> None:
     with st.chat_message(message["role"]):
         if message["role"] == "user":
             st.text(message["content"])
@@ -97,7 +126,7 @@ def show_message(message: dict) -> None:
             st.markdown(app_state.safe_answer(message["content"]))
         if message.get("error"):
             st.error(message["error"])
-        show_details(message)
+        show_details(message, last)
 
 
 def history() -> list[dict]:
@@ -109,8 +138,11 @@ def history() -> list[dict]:
     ]
 
 
-def ask(question: str) -> dict:
-    """Answer one question, drawing as it goes; returns the assistant message to keep."""
+def ask(question: str, override: list[str] | None = None) -> dict:
+    """Answer one question, drawing as it goes; returns the assistant message to keep.
+
+    `override` is the collections the reader chose with a button under the last answer ([] = all).
+    """
     reply: dict = {"role": "assistant", "content": ""}
     turns = history()
     query = question
@@ -129,8 +161,17 @@ def ask(question: str) -> dict:
         if query.strip() != question.strip():
             reply["searched"] = query
             st.caption(f"Searched for: {md(query)}")
+        # The reader's own choice (sidebar or override button) wins; otherwise the router decides.
+        reader_choice = override if override is not None else (chosen or None)
         with st.spinner("Searching the posts…"):
-            retrieval = search(query, settings, store=store, embedder=embedder, collections=chosen or None)
+            decision, retrieval = route_and_search(
+                query, settings, store=store, embedder=embedder, chosen=reader_choice
+            )
+        reply["route"] = decision.to_json()
+        # Overrides only when the router ran or an override did (not for a sidebar choice).
+        reply["override_ok"] = override is not None or decision.status in ("routed", "unsure")
+        for note in decision.notes:
+            st.caption(md(note))
         stream = answer(question, retrieval.hits, settings, history=turns)
         reply["model"] = stream.model_label
         reply["sources"] = [s.to_json() for s in stream.sources]
@@ -149,7 +190,7 @@ def ask(question: str) -> dict:
         reply["error"] = f"Could not answer: {md(exc)}"
     if reply.get("error"):
         st.error(reply["error"])
-    show_details(reply)
+    show_details(reply, last=True)
     return reply
 
 
@@ -161,17 +202,27 @@ except app_state.KNOWN_ERRORS:
 if empty:
     st.info("There are no posts yet. The owner can add some on the Ingest page.")
 
-for message in messages:
-    show_message(message)
-
 question = st.chat_input(f"Ask {settings.author_name} something")
-if question and question.strip():
-    decision = app_state.limiter().acquire()
-    if not decision.allowed:
-        st.warning(decision.message)
+asked = question.strip() if question and question.strip() else None
+override = st.session_state.pop(OVERRIDE, None)
+if asked or (override is not None and len(messages) >= 2 and messages[-2]["role"] == "user"):
+    # A new question, or an override button: the last question again, in the chosen collections.
+    allowed = app_state.limiter().acquire()
+    if not allowed.allowed:
+        st.warning(allowed.message)
+        asked = None
+    elif not asked:
+        asked = messages[-2]["content"]
+        del messages[-2:]  # the new answer takes the old one's place
     else:
-        user = {"role": "user", "content": question.strip()}
-        show_message(user)
-        with st.chat_message("assistant"):
-            reply = ask(user["content"])
-        messages.extend([user, reply])
+        override = None
+
+for i, message in enumerate(messages):
+    show_message(message, last=i == len(messages) - 1 and not asked)
+
+if asked:
+    user = {"role": "user", "content": asked}
+    show_message(user)
+    with st.chat_message("assistant"):
+        reply = ask(user["content"], override)
+    messages.extend([user, reply])

@@ -19,6 +19,7 @@ from core.ingest import prepare_chunks
 from core.llm import describe_llm
 from core.parse import FORMATS, parse_text
 from core.prepare import LLMPrepOptions, prepare_posts, preview_rewrites
+from core.route import RulesError, load_rules, read_rules_text, route, rules_path, rules_template, save_rules
 
 UPLOAD_TYPES = ["md", "markdown", "txt", "html", "htm", "json", "jsonl"]
 PREVIEW_POSTS = 20  # a preview of hundreds of uploaded posts would bury the page
@@ -288,6 +289,62 @@ with posts_tab:
                 if report is not None:
                     show(report)
         show_reviews("stored")
+
+
+# Collections routing ---------------------------------------------------------------------------------
+def routing_rules() -> None:
+    """The routing rules file in a text area (saved only when valid) and a question to try the router on."""
+    try:
+        known = store.collections()
+    except app_state.KNOWN_ERRORS as exc:
+        st.error(f"Cannot read the collections: {md(exc)}")
+        return
+    st.caption(
+        "A reader's question that names no collection is searched in one collection only when the router "
+        "is sure (a keyword below, or wording clearly closest to one collection); otherwise everything is "
+        f"searched. Rules file: {md(rules_path(settings.data_dir))}"
+    )
+    if settings.routing == "off":
+        st.info("Routing is switched off (setting routing = off): every question searches everything.")
+    _, problems = load_rules(settings.data_dir, known)
+    for problem in problems:
+        st.warning(f"{md(problem)} (this part is ignored)")
+    current = read_rules_text(settings.data_dir)
+    text = st.text_area(
+        "Rules (TOML)",
+        value=current if current is not None else rules_template(known),
+        height=220,
+        key="routes_text",
+    )
+    if st.button("Save rules", key="routes_save"):
+        try:
+            save_rules(settings.data_dir, text, known)
+        except (RulesError, OSError) as exc:
+            st.error(f"Not saved, the rules file is unchanged: {md(exc)}")
+        else:
+            st.success("Rules saved: the next question uses them.")
+    trial = st.text_input("Try a question", key="routes_question")
+    if trial.strip():
+        try:
+            embedder = app_state.get_embedder_cached(settings)
+            decision = route(trial, store, embedder, settings.replace(routing="auto"))
+        except app_state.KNOWN_ERRORS as exc:
+            st.error(f"Cannot route: {md(exc)}")
+            return
+        st.caption(md(decision.summary()))
+        st.dataframe(
+            [
+                {"collection": c, "score": s, "centroid similarity": decision.similarity.get(c)}
+                for c, s in decision.scores.items()
+            ],
+            hide_index=True,
+        )
+        for reason in decision.reasons:
+            st.text(reason)
+
+
+with st.expander("Collections routing"):
+    routing_rules()
 
 st.divider()
 app_state.undo_button(settings)

@@ -1,4 +1,5 @@
-"""Inspect chunks: browse and search every chunk, see one in context, test what a question retrieves.
+"""Inspect chunks: browse and search every chunk, see one in context, test what a question retrieves,
+and see which posts are about a topic (document-level view, core/posts.py).
 
 Browsing and queries are open to readers; editing a chunk is the owner's.
 """
@@ -13,6 +14,7 @@ from core import app_state
 from core.config import RETRIEVAL_MODES
 from core.embed import embedded_text
 from core.ingest import edit_chunk
+from core.posts import DEFAULT_SCORING, SCORINGS, posts_about
 from core.retrieve import search
 
 COLUMNS = ["chunk_id", "post_id", "idx", "title", "collection", "section", "tokens", "keywords", "text"]
@@ -25,6 +27,13 @@ WHY_COLUMNS = {
     "keyword_score": "keyword BM25",
 }
 MODE_LABELS = {"dense": "Dense (embeddings)", "fts": "Keywords (BM25)", "hybrid": "Hybrid (both, fused)"}
+SCORING_LABELS = {
+    "combined": "Combined (search + post vector)",
+    "retrieval": "Best chunk in the search",
+    "post": "Post vector only",
+    "chunk": "Nearest chunk only",
+}
+PAGES = ["Browse chunks", "Test a query", "Posts about…"]
 
 settings = app_state.base_settings()
 store = app_state.get_store(settings)
@@ -33,7 +42,7 @@ md = app_state.md_escape
 st.title("Inspect chunks")
 app_state.show_flash()
 settings = app_state.advanced_controls(settings)
-mode = st.radio("Mode", ["Browse chunks", "Test a query"], horizontal=True, key="inspect_mode")
+mode = st.radio("Mode", PAGES, horizontal=True, key="inspect_mode")
 
 
 def load_chunks() -> pd.DataFrame:
@@ -252,9 +261,10 @@ def query() -> None:
 
 def with_scores(frame: pd.DataFrame, candidates: list) -> pd.DataFrame:
     """The hits table plus each candidate's dense and keyword contributions, after relevance."""
-    scores = pd.DataFrame([h.scores() for h in candidates], columns=list(WHY_COLUMNS)).rename(
-        columns=WHY_COLUMNS
-    )
+    why = dict(WHY_COLUMNS)
+    if any(h.rerank_score is not None for h in candidates):  # only when a reranker judged them
+        why["rerank_score"] = "rerank"
+    scores = pd.DataFrame([h.scores() for h in candidates], columns=list(why)).rename(columns=why)
     for column in ("dense rank", "keyword rank"):
         scores[column] = scores[column].astype("Int64")  # empty where that search missed the chunk
     at = frame.columns.get_loc("relevance") + 1
@@ -275,12 +285,98 @@ def query_columns() -> dict:
         "keyword BM25": cc.NumberColumn(
             "keyword BM25", format="%.2f", width="small", help="BM25 score of the keyword match"
         ),
+        "rerank": cc.NumberColumn(
+            "rerank", format="%.3f", width="small", help="The reranker's 0..1 judgement (INKWELL_RERANKER)"
+        ),
+    }
+
+
+def posts_view() -> None:
+    """Which posts are about a topic: every post ranked, with its relevance and best passage."""
+    question = st.text_input("Topic or question", key="posts_about_query", placeholder="e.g. choosing wood")
+    try:
+        collections = store.collections()
+    except app_state.KNOWN_ERRORS:
+        collections = []
+    coll_col, scoring_col, k_col = st.columns([3, 2, 1])
+    chosen = coll_col.multiselect(
+        "Collections", collections, placeholder="All collections", key="posts_about_coll"
+    )
+    scoring = scoring_col.selectbox(
+        "Ranking",
+        SCORINGS,
+        index=SCORINGS.index(DEFAULT_SCORING),
+        format_func=SCORING_LABELS.get,
+        key="posts_about_scoring",
+    )
+    k = k_col.number_input("Posts", min_value=1, max_value=100, value=10, key="posts_about_k")
+    if not question.strip():
+        st.caption("Type a topic to rank the posts by how much they are about it.")
+        return
+    try:
+        matches = posts_about(
+            question,
+            settings,
+            store=store,
+            embedder=app_state.get_embedder_cached(settings),
+            k=int(k),
+            collections=chosen or None,
+            scoring=scoring,
+        )
+    except app_state.KNOWN_ERRORS as exc:
+        st.error(f"Ranking failed: {md(exc)}")
+        return
+    if not matches:
+        st.info("No posts: the table is empty or no post is in these collections.")
+        return
+    st.caption(
+        "Relevance 0..1. Post vector = the mean of the post's chunk vectors; combined = ½ best chunk "
+        "relevance in the search + ½ post similarity ÷ the best post's."
+    )
+    st.dataframe(posts_frame(matches), hide_index=True, column_config=posts_columns(), key="posts_table")
+
+
+def posts_frame(matches: list) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "rank": m.rank,
+                "relevance": m.relevance,
+                "title": m.title,
+                "collection": m.collection,
+                "date": m.date,
+                "post similarity": m.post_similarity,
+                "best chunk": m.retrieval_relevance or m.chunk_similarity,
+                "chunks": m.n_chunks,
+                "section": m.best_section,
+                "text": m.best_text,
+            }
+            for m in matches
+        ]
+    )
+
+
+def posts_columns() -> dict:
+    cc = st.column_config
+    return {
+        **app_state.column_config(),
+        "date": cc.TextColumn("date", width="small"),
+        "post similarity": cc.NumberColumn(
+            "post similarity", format="%.3f", width="small", help="Cosine of the post vector and the question"
+        ),
+        "best chunk": cc.NumberColumn(
+            "best chunk", format="%.3f", width="small", help="Relevance of the post's best chunk"
+        ),
+        "chunks": cc.NumberColumn("chunks", width="small"),
+        "text": cc.TextColumn("best passage", width="large"),
     }
 
 
 if mode == "Browse chunks":
     browse()
-else:
+elif mode == "Test a query":
     query()
+else:
+    posts_view()
 st.divider()
 app_state.undo_button(settings)
