@@ -29,6 +29,7 @@ page = st.navigation(
         st.Page(
             "pages/inspect.py", title="Inspect chunks", icon=":material/manage_search:", url_path="chunks"
         ),
+        st.Page("pages/evaluate.py", title="Evaluate", icon=":material/analytics:", url_path="quality"),
     ]
 )
 

@@ -444,6 +444,27 @@ def test_chat_with_a_configured_server_rewrites_follow_ups(corpus, monkeypatch):
         assert answer.body["temperature"] == pytest.approx(0.4)
 
 
+def test_chat_marks_sentences_with_details_no_excerpt_holds(corpus, monkeypatch):
+    from tests.servers import ScriptedOpenAIServer
+
+    with ScriptedOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("INKWELL_ROUTING", "off")
+        server.chat(
+            "Swarming season starts in May, when a colony runs out of space. "
+            "My first hive arrived in April 2021 from Oakridge Apiaries."
+        )
+        at = open_app()
+        at.chat_input[0].set_value("When does swarming season start?").run()
+        assert not at.exception and not at.error
+        answer = at.chat_message[1]
+        assert "Grounding: 1 of 2 sentences are supported by the excerpts below." in shown(answer.caption)
+        flagged = answer.expander[0]
+        assert flagged.label == "1 sentence(s) not found in the excerpts: treat with care"
+        assert texts(flagged.text) == ["My first hive arrived in April 2021 from Oakridge Apiaries."]
+        assert shown(flagged.caption) == ["No excerpt mentions: 2021, apiaries, oakridge"]
+
+
 @pytest.mark.llm
 def test_chat_round_trip_with_the_builtin_model(corpus, monkeypatch):
     monkeypatch.setenv("INKWELL_MAX_TOKENS", "48")
@@ -454,7 +475,7 @@ def test_chat_round_trip_with_the_builtin_model(corpus, monkeypatch):
     assert answer.markdown[0].value.strip()  # the streamed answer
     sources = answer.markdown[1].value
     assert sources.startswith("**Sources**") and "1. On Bees" in sources
-    assert "Answered by the small offline model: rough." in texts(answer.caption)[0]
+    assert any("Answered by the small offline model: rough." in c for c in texts(answer.caption))
     # The grounding line is shown exactly when the answer has a sentence long enough to judge.
     from core.chunk import split_sentences
     from core.grounding import MIN_WORDS, content_words

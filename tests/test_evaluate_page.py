@@ -1,0 +1,105 @@
+"""The Evaluate page through AppTest: the real demo set, real scratch tables, the real bundled embedder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "streamlit_app.py"
+PAGE = "pages/evaluate.py"
+TIMEOUT = 300  # the run loads the embedding model and embeds the demo blog into a scratch table
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh data dir for the app, and none of the developer's own keys, URLs or INKWELL_* settings."""
+    for name in list(os.environ):
+        if name.startswith("INKWELL_") or name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+            monkeypatch.delenv(name)
+    path = tmp_path / "db"
+    monkeypatch.setenv("INKWELL_DATA_DIR", str(path))
+    return path
+
+
+def open_page(**secrets: str) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    # Non-empty secrets replace st.secrets, so a developer's own .streamlit/secrets.toml is not read.
+    at.secrets.update({"inkwell_tests": "1", **secrets})
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def shown(elements) -> list[str]:
+    return [str(e.value).replace("\\", "") for e in elements]
+
+
+def test_demo_set_runs_two_configurations_side_by_side(data_dir):
+    at = open_page()
+    assert shown(at.title) == ["Evaluate retrieval"]
+    assert at.multiselect(key="eval_modes").value == ["dense", "hybrid"]
+    assert "2 configurations: dense, hybrid" in shown(at.caption)
+
+    at.button(key="eval_run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, shown(at.error)
+    summary = at.dataframe[0].value
+    assert list(summary["config"]) == ["dense", "hybrid"]
+    assert list(summary["judged"]) == ["15/15", "15/15"]
+    assert summary["ndcg@10 ×"].iloc[0] == 1.0  # dense is the baseline
+    assert all(0 < value <= 1 for value in summary["ndcg@10"])
+    assert all(0 < value <= 1 for value in summary["evidence_hit@10"])  # the demo set has quotes now
+    per_query = at.dataframe[1].value
+    assert len(per_query) == 15 and per_query["query"].iloc[0].startswith("What does the author think")
+    assert {"dense · ndcg@10", "hybrid · ndcg@10", "dense · found", "hybrid · found"} <= set(
+        per_query.columns
+    )
+    assert per_query["hybrid · found"].str.match(r"\d/\d").all()
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Download JSON", "Download CSV (one row per configuration and query)"]
+    # The demo set searched a scratch table: the user's table was never created.
+    assert Store(data_dir).counts() == (0, 0)
+    assert (data_dir / "eval-tables").is_dir()
+
+
+def test_bad_upload_is_a_clear_error_with_its_line(data_dir):
+    at = open_page()
+    at.radio(key="eval_source").set_value("upload").run()
+    assert "Upload both files to run this set." in shown(at.info)
+    assert at.button(key="eval_run").disabled
+    at.file_uploader(key="eval_queries").set_value(
+        [("queries.jsonl", b'{"id": "q1", "text": "bees?"}\n{"id": "q2"}\n', "application/json")]
+    )
+    at.file_uploader(key="eval_qrels").set_value(
+        [("qrels.tsv", b"q1\tbees\t1\n", "text/tab-separated-values")]
+    )
+    at.run()
+    assert not at.exception, at.exception
+    assert shown(at.error) == ['Cannot use these files: queries.jsonl:2: missing or empty "text"']
+    assert at.button(key="eval_run").disabled
+
+
+def test_uploaded_set_on_an_empty_table_says_what_to_do(data_dir):
+    at = open_page()
+    at.radio(key="eval_source").set_value("upload").run()
+    at.file_uploader(key="eval_queries").set_value(
+        [("q.jsonl", b'{"id": "q1", "text": "bees?"}\n', "text/plain")]
+    )
+    at.file_uploader(key="eval_qrels").set_value([("r.tsv", b"q1\tbees\t1\n", "text/plain")])
+    at.run()
+    at.button(key="eval_run").click().run()
+    assert not at.exception, at.exception
+    assert shown(at.error) == ["Evaluation failed: nothing is stored yet: ingest posts first"]
+
+
+def test_evaluate_is_for_the_owner(data_dir):
+    at = open_page(admin_password="s3cret-owner")
+    assert "Evaluating retrieval is for the site owner." in " ".join(shown(at.info))
+    assert not [b for b in at.button if b.key == "eval_run"]
