@@ -37,6 +37,15 @@ def store(settings: Settings):
     return Store(settings.data_dir)
 
 
+def isolate_app(monkeypatch: pytest.MonkeyPatch, data_dir: Path) -> Path:
+    """Point the app at `data_dir`, without the developer's own keys, URLs or INKWELL_* settings."""
+    for name in list(os.environ):
+        if name.startswith("INKWELL_") or name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("INKWELL_DATA_DIR", str(data_dir))
+    return data_dir
+
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")

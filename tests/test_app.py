@@ -17,6 +17,7 @@ from core.config import Settings
 from core.ingest import ingest_posts
 from core.models import Block, Hit, Post
 from core.store import Store
+from tests.conftest import isolate_app
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "streamlit_app.py"
@@ -36,14 +37,7 @@ BREAD = "My sourdough starter is fed rye flour twice a day; the loaf proves over
 @pytest.fixture
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh data dir for the app, and none of the developer's own keys, URLs or INKWELL_* settings."""
-    import os
-
-    for name in list(os.environ):
-        if name.startswith("INKWELL_") or name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-            monkeypatch.delenv(name)
-    path = tmp_path / "db"
-    monkeypatch.setenv("INKWELL_DATA_DIR", str(path))
-    return path
+    return isolate_app(monkeypatch, tmp_path / "db")
 
 
 @pytest.fixture

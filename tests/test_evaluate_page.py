@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.store import Store
+from tests.conftest import isolate_app
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "streamlit_app.py"
@@ -19,12 +19,7 @@ TIMEOUT = 300  # the run loads the embedding model and embeds the demo blog into
 @pytest.fixture
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh data dir for the app, and none of the developer's own keys, URLs or INKWELL_* settings."""
-    for name in list(os.environ):
-        if name.startswith("INKWELL_") or name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-            monkeypatch.delenv(name)
-    path = tmp_path / "db"
-    monkeypatch.setenv("INKWELL_DATA_DIR", str(path))
-    return path
+    return isolate_app(monkeypatch, tmp_path / "db")
 
 
 def open_page(**secrets: str) -> AppTest:

@@ -4,7 +4,6 @@ LanceDB), the CLI, and the chat and ingest pages through AppTest (answers from t
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from core.route import (
     save_rules,
 )
 from core.store import Store
+from tests.conftest import isolate_app
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "streamlit_app.py"
@@ -277,11 +277,7 @@ def test_cli_route_command_and_rule_problems(data_dir):
 
 @pytest.fixture
 def app_env(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith("INKWELL_") or name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("INKWELL_DATA_DIR", str(data_dir))
-    return data_dir
+    return isolate_app(monkeypatch, data_dir)
 
 
 def open_app(page: str | None = None) -> AppTest:
