@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from core import app_state
-from core.config import RETRIEVAL_MODES
+from core.config import RERANKERS, RETRIEVAL_MODES
 from core.embed import embedded_text
 from core.ingest import edit_chunk
 from core.posts import DEFAULT_SCORING, SCORINGS, posts_about
@@ -202,7 +202,7 @@ def query() -> None:
         collections = store.collections()
     except app_state.KNOWN_ERRORS:
         collections = []
-    coll_col, mode_col = st.columns([3, 1])
+    coll_col, mode_col, rerank_col = st.columns([3, 1, 1])
     chosen = coll_col.multiselect(
         "Collections", collections, placeholder="All collections", key="inspect_query_coll"
     )
@@ -213,6 +213,14 @@ def query() -> None:
         format_func=MODE_LABELS.get,
         key="inspect_retrieval_mode",
     )
+    reranker = rerank_col.selectbox(
+        "Reranker",
+        RERANKERS,
+        index=RERANKERS.index(settings.reranker),
+        help="Re-judge the best candidates with the chat model (llm) or a cross-encoder (INKWELL_RERANK_MODEL). "
+        "Slow with the built-in model.",
+        key="inspect_reranker",
+    )
     if not question.strip():
         st.caption(
             "Type a question to see every candidate chunk, its relevance, and which ones would be used."
@@ -221,7 +229,7 @@ def query() -> None:
     try:
         result = search(
             question,
-            settings,
+            settings.replace(reranker=reranker),
             store=store,
             embedder=app_state.get_embedder_cached(settings),
             collections=chosen or None,

@@ -317,6 +317,30 @@ def test_inspector_query_mode_shows_every_candidate(corpus):
     assert dense["keyword rank"].isna().all() and list(dense["dense rank"]) == list(range(1, len(dense) + 1))
 
 
+def test_inspector_reranker_shows_the_judges_scores(corpus, monkeypatch):
+    from tests.servers import Reply, ScriptedOpenAIServer
+
+    with ScriptedOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        # The judge says yes only to the sourdough chunk: reranked, it leads a bee question.
+        server.responder = lambda request: Reply(
+            chat_text="Yes" if "sourdough" in request["messages"][-1]["content"] else "No"
+        )
+        at = open_app("pages/inspect.py")
+        at.radio(key="inspect_mode").set_value("Test a query").run()
+        at.text_input(key="inspect_query").input("When do bees swarm?").run()
+        assert "rerank" not in at.dataframe[0].value.columns  # no reranker, no column
+        at.selectbox(key="inspect_reranker").set_value("llm").run()
+        assert not at.exception and not at.warning
+        frame = at.dataframe[0].value
+        assert frame["title"][0] == "Sourdough" and frame["rerank"][0] == 1.0
+        assert (frame["rerank"][1:] == 0.0).all() and len(server.chat_requests) == len(frame)
+        # A cross-encoder without a model can't judge: the fused order stays, with the reason.
+        at.selectbox(key="inspect_reranker").set_value("cross-encoder").run()
+        assert at.dataframe[0].value["title"][0] == "On Bees"
+        assert "kept the fused order" in shown(at.warning)[0]
+
+
 # Owner gate ----------------------------------------------------------------------------------------------
 
 
