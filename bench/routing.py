@@ -4,9 +4,11 @@ Run: `.venv/bin/python bench/routing.py` (ingests data/demo/posts into a tempora
 
 Each query is labelled with the collections of its relevant posts (qrels + the posts table): `primary`
 is the collection of its most relevant posts, `all` every collection holding a relevant post. Printed:
-- the centroid cosines per query and each configuration's decision;
-- per configuration (routing off; centroid only at several margins; centroid + an example rules file at
-  the default margin): how often it routed / stayed unsure, best-guess accuracy against `primary`,
+- the nearest-chunk similarity per query and collection, and the default router's decision with an
+  example rules file;
+- per configuration (routing off; nearest chunk per collection, the shipped signal, and the centroid,
+  the mean chunk vector, each at several margins; each with the example rules at the default margin):
+  how often it routed / stayed unsure, best-guess accuracy against `primary`,
   routes that were safe (every relevant post inside the chosen collection) or hid a relevant post, and
   nDCG@10 / recall@10 through `inkwell eval`'s code path (the default hybrid retrieval, full ranking).
 Figures, not asserts.
@@ -30,11 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 
 from core.config import Settings
-from core.embed import get_embedder
+from core.embed import embed_query, get_embedder, relevance_scale, rescale
 from core.evaluate import format_table, load_qrels, load_queries, percentile, run_eval
 from core.ingest import ingest_paths
 from core.retrieve import search
-from core.route import ROUTE_MARGIN, Route, centroids, decide, parse_rules, route_and_search
+from core.route import ROUTE_MARGIN, Route, collection_vectors, decide, parse_rules, route_and_search
 from core.store import Store
 
 DEMO = Path(__file__).resolve().parents[1] / "data" / "demo"
@@ -70,23 +72,27 @@ def run(data_dir: Path) -> None:
     labels = {q.id: _labels(qrels.get(q.id, {}), post_collection) for q in queries}
 
     started = time.perf_counter()
-    cents = centroids(store)
-    centroid_ms = (time.perf_counter() - started) * 1000
-    similarity: dict[str, dict[str, float]] = {}
-    nearest: dict[str, dict[str, float]] = {}  # experiment: best single chunk per collection
-    labels_v, matrix = _chunk_matrix(store)
+    index = collection_vectors(store)
+    index_ms = (time.perf_counter() - started) * 1000
+    scale = relevance_scale(embedder.model_id)
+    signals: dict[str, dict[str, dict[str, float]]] = {"nearest": {}, "centroid": {}}
     route_ms = []
     for q in queries:
         t0 = time.perf_counter()
-        vector = embedder.embed([q.text])[0]
-        similarity[q.id] = dict(zip(cents.names, (cents.matrix @ vector).tolist(), strict=True))
+        vector = embed_query(embedder, q.text)
+        nearest = index.nearest(vector)
         route_ms.append((time.perf_counter() - t0) * 1000)
-        cosines = matrix @ vector
-        nearest[q.id] = {c: float(cosines[labels_v == c].max()) for c in cents.names}
+        signals["nearest"][q.id] = {
+            c: rescale(float(v), scale) for c, v in zip(index.names, nearest, strict=True)
+        }
+        centroid = index.centroids @ vector
+        signals["centroid"][q.id] = {
+            c: rescale(float(v), scale) for c, v in zip(index.names, centroid, strict=True)
+        }
     print(
-        f"centroids: {cents.chunks} chunks, computed in {centroid_ms:.1f} ms (then cached per table version)"
+        f"collection vectors: {index.chunks} chunks, read in {index_ms:.1f} ms (then cached per table version)"
     )
-    print(f"question embedding + cosines alone: p50 {percentile(route_ms, 50):.1f} ms")
+    print(f"question embedding + similarities alone: p50 {percentile(route_ms, 50):.1f} ms")
     # End to end: route_and_search embeds the question once for both, so routing costs the table lookups.
     plain_ms, routed_ms = [], []
     for _ in range(3):
@@ -102,20 +108,23 @@ def run(data_dir: Path) -> None:
         f"(3 × {len(queries)} questions, interleaved)"
     )
 
-    example, problems = parse_rules(EXAMPLE_RULES, cents.names)
+    example, problems = parse_rules(EXAMPLE_RULES, index.names)
     assert not problems, problems
     configs: dict[str, dict[str, Route | None]] = {"routing off": {q.id: None for q in queries}}
-    for margin in MARGINS:
-        configs[f"centroid m={margin:.2f}"] = {q.id: decide(similarity[q.id], {}, margin) for q in queries}
-    configs[f"rules+centroid m={ROUTE_MARGIN:.2f}"] = {
-        q.id: decide(similarity[q.id], example.matches(q.text), ROUTE_MARGIN) for q in queries
-    }
-    configs[f"nearest-chunk m={ROUTE_MARGIN:.2f} (exp.)"] = {
-        q.id: decide(nearest[q.id], {}, ROUTE_MARGIN) for q in queries
-    }
+    for signal, similarity in signals.items():
+        for margin in MARGINS:
+            configs[f"{signal} m={margin:.2f}"] = {
+                q.id: decide(similarity[q.id], {}, margin) for q in queries
+            }
+        configs[f"rules+{signal} m={ROUTE_MARGIN:.2f}"] = {
+            q.id: decide(similarity[q.id], example.matches(q.text), ROUTE_MARGIN) for q in queries
+        }
+    similarity = signals["nearest"]
 
-    print("\nper query (primary | all relevant collections: centroid cosines → rules+centroid decision)")
-    rules_config = configs[f"rules+centroid m={ROUTE_MARGIN:.2f}"]
+    print(
+        "\nper query (primary | all relevant collections: nearest-chunk similarity → rules+nearest decision)"
+    )
+    rules_config = configs[f"rules+nearest m={ROUTE_MARGIN:.2f}"]
     for q in queries:
         primary, every = labels[q.id]
         sims = " ".join(f"{c}={s:.2f}" for c, s in sorted(similarity[q.id].items(), key=lambda x: -x[1]))
@@ -148,15 +157,6 @@ def run(data_dir: Path) -> None:
         print("  " + _router_row(name, routes, labels))
     print("\nquality (latency columns are cached searches here; see routing cost above)")
     print(format_table(reports, baseline="routing off"))
-
-
-def _chunk_matrix(store: Store) -> tuple[np.ndarray, np.ndarray]:
-    table = store.chunks
-    rows = table.search().select(["collection", "vector"]).limit(table.count_rows()).to_arrow()
-    labels = np.array(rows["collection"].to_pylist())
-    return labels, np.asarray(rows["vector"].combine_chunks().flatten(), dtype=np.float32).reshape(
-        len(labels), -1
-    )
 
 
 def _labels(relevant: dict[str, int], post_collection: dict[str, str]) -> tuple[list[str], list[str]]:

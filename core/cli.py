@@ -389,7 +389,8 @@ def ask(
 def route_cmd(question: str, as_json: bool, data_dir: str | None) -> None:
     """Show which collection a question would be searched in, and why (rules file: DATA_DIR/routes.toml).
 
-    Scores are each collection's centroid cosine, plus the rule weight when one of its keywords matched.
+    Scores are each collection's nearest-chunk similarity, plus the rule weight when one of its keywords
+    matched.
     """
     from core.embed import embedder_for_store
     from core.route import route
@@ -408,7 +409,7 @@ def route_cmd(question: str, as_json: bool, data_dir: str | None) -> None:
         click.echo(f"  {reason}")
     for name, score in decision.scores.items():
         rule = f"  rule: {', '.join(decision.rule_hits[name])}" if name in decision.rule_hits else ""
-        click.echo(f"  {name:<20} score {score:.3f}  centroid {decision.similarity[name]:.3f}{rule}")
+        click.echo(f"  {name:<20} score {score:.3f}  nearest chunk {decision.similarity[name]:.3f}{rule}")
 
 
 # Posts and chunks --------------------------------------------------------------------------------

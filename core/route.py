@@ -3,13 +3,18 @@
 Two signals, per collection:
 - the author's keyword rules, `<data_dir>/routes.toml` (a `[collection]` table with `keywords = [...]`;
   a keyword matches a whole word or phrase in any case, plural -s/-es included);
-- the cosine between the question's embedding and the collection's centroid (the mean of its chunk
-  vectors, normalised), computed from the chunks table once per table version.
+- how close the question comes to the collection: the cosine between its embedding and the
+  collection's nearest chunk (on the model's relevance scale), over chunk vectors read from the chunks
+  table once per table version. The collection's centroid (its mean chunk vector) was tried first:
+  on the demo (bench/routing.py) the nearest chunk guessed the right collection for 13 of 15 questions
+  against 10 for the centroid (a collection of essays on many topics has a centroid close to none of
+  them), and at the default margin it narrowed 2 questions, both rightly, where the centroid narrowed
+  none.
 
-A collection's score is its centroid cosine, plus `2 × margin` when one of its rules matched. The search
+A collection's score is that similarity, plus `2 × margin` when one of its rules matched. The search
 is narrowed to the best collection only when it leads the runner-up by at least `margin` (default
 ROUTE_MARGIN; the rules file may set its own): so a rule routes unless the wording is clearly closer to
-another collection (a weak centroid cannot overrule it), and without a rule only a clear centroid lead
+another collection (a weak similarity cannot overrule it), and without a rule only a clear lead
 routes. Otherwise every collection is searched and the best collection is only shown as a guess: a wrong
 confident route hides results, so the margin is set to keep the demo's figures from getting worse
 (bench/routing.py measures it). With `routing = "off"`, one collection, or the reader's own choice, the
@@ -37,14 +42,14 @@ from core.retrieve import Retrieval, search
 from core.store import Store
 
 RULES_FILE = "routes.toml"
-# The lead (in cosine) the best collection needs over the runner-up before the search is narrowed to it.
-# Measured on the demo (bench/routing.py): its largest centroid lead, 0.33, would have narrowed a walnut
-# bench question to `projects` and hidden a relevant essay, so at 0.35 none of its 15 questions is
-# narrowed (nDCG@10 as with routing off); a question plainly about one of two distinct collections leads
-# by more (0.46-0.58 in the corpus of tests/test_route.py).
+# The lead (in relevance-scaled cosine) the best collection needs over the runner-up before the search is
+# narrowed to it. Measured on the demo (bench/routing.py): below 0.35 some narrowing hid a relevant post
+# in another collection (with centroids, a walnut-bench question led by 0.33 and lost a relevant essay);
+# at 0.35 the two questions narrowed are narrowed rightly and nDCG@10 equals routing off. A question
+# plainly about one of two distinct collections leads by more (see tests/test_route.py).
 ROUTE_MARGIN = 0.35
-# What a matching rule adds to its collection's score, in margins: 2 lets a rule win unless the centroid
-# prefers another collection by more than one margin.
+# What a matching rule adds to its collection's score, in margins: 2 lets a rule win unless the question
+# is closer to another collection by more than one margin.
 RULE_WEIGHT = 2.0
 
 
@@ -172,48 +177,65 @@ def rules_template(collections: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-# Centroids ---------------------------------------------------------------------------------------------
+# Collection vectors ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class Centroids:
+class CollectionVectors:
     names: list[str]
-    matrix: np.ndarray  # one unit-length row per collection
+    centroids: np.ndarray  # one unit-length mean row per collection (bench/routing.py compares it)
+    vectors: np.ndarray  # every chunk's vector
+    labels: np.ndarray  # each chunk's collection, as an index into `names`
     chunks: dict[str, int]  # chunks per collection
 
+    def nearest(self, vector: np.ndarray) -> np.ndarray:
+        """Per collection, the cosine of its chunk nearest to `vector`."""
+        best = np.full(len(self.names), -1.0, dtype=np.float32)
+        np.maximum.at(best, self.labels, self.vectors @ vector)
+        return best
 
-_CACHE: dict[str, tuple[tuple[int, str], Centroids]] = {}
+
+_CACHE: dict[str, tuple[tuple[int, str], CollectionVectors]] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def centroids(store: Store) -> Centroids:
-    """Each collection's normalised mean chunk vector, recomputed only when the chunks table changes."""
+def collection_vectors(store: Store) -> CollectionVectors:
+    """The chunk vectors by collection (and their means), read again only when the chunks table changes."""
     table = store.chunks
     if table is None:
-        return Centroids([], np.zeros((0, 0), dtype=np.float32), {})
+        return _EMPTY
     key = str(store.data_dir.resolve())
     version = (int(table.version), store.model_id() or "")
     with _CACHE_LOCK:
         cached = _CACHE.get(key)
         if cached is not None and cached[0] == version:
             return cached[1]
-    result = _compute_centroids(table)
+    result = _read_vectors(table)
     with _CACHE_LOCK:
         _CACHE[key] = (version, result)
     return result
 
 
-def _compute_centroids(table: Any) -> Centroids:
+_EMPTY = CollectionVectors(
+    [], np.zeros((0, 0), np.float32), np.zeros((0, 0), np.float32), np.zeros(0, np.int64), {}
+)
+
+
+def _read_vectors(table: Any) -> CollectionVectors:
     rows = table.search().select(["collection", "vector"]).limit(max(1, table.count_rows())).to_arrow()
-    labels = np.array([c or "" for c in rows["collection"].to_pylist()])
-    if not len(labels):
-        return Centroids([], np.zeros((0, 0), dtype=np.float32), {})
-    vectors = np.asarray(rows["vector"].combine_chunks().flatten(), dtype=np.float32).reshape(len(labels), -1)
-    names = sorted({str(c) for c in labels if c})
-    means = np.stack([vectors[labels == name].mean(axis=0) for name in names]) if names else vectors[:0]
+    collections = np.array([c or "" for c in rows["collection"].to_pylist()])
+    names = sorted({str(c) for c in collections if c})
+    if not names:
+        return _EMPTY
+    keep = collections != ""  # a chunk without a collection cannot be routed to
+    vectors = np.asarray(rows["vector"].combine_chunks().flatten(), dtype=np.float32)
+    vectors = vectors.reshape(len(collections), -1)[keep]
+    labels = np.searchsorted(names, collections[keep])
+    means = np.stack([vectors[labels == i].mean(axis=0) for i in range(len(names))])
     norms = np.linalg.norm(means, axis=1, keepdims=True)
-    counts = {name: int((labels == name).sum()) for name in names}
-    return Centroids(names, (means / np.where(norms == 0, 1, norms)).astype(np.float32), counts)
+    counts = {name: int((labels == i).sum()) for i, name in enumerate(names)}
+    centroid_rows = (means / np.where(norms == 0, 1, norms)).astype(np.float32)
+    return CollectionVectors(names, centroid_rows, vectors, labels, counts)
 
 
 # Routing -----------------------------------------------------------------------------------------------
@@ -232,8 +254,8 @@ class Route:
     collections: list[str] = field(default_factory=list)  # the search filter; empty = everything
     guess: str | None = None
     confidence: float = 0.0  # lead over the runner-up in units of 2 × margin, capped at 1; routes at ≥ 0.5
-    scores: dict[str, float] = field(default_factory=dict)  # centroid cosine (+ rule weight), best first
-    similarity: dict[str, float] = field(default_factory=dict)  # centroid cosine alone
+    scores: dict[str, float] = field(default_factory=dict)  # similarity (+ rule weight), best first
+    similarity: dict[str, float] = field(default_factory=dict)  # nearest-chunk similarity alone
     rule_hits: dict[str, list[str]] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # rules-file problems
@@ -301,17 +323,17 @@ def route(
         return Route("chosen", list(chosen), reasons=["the reader chose the collections"])
     if settings.routing == "off":
         return Route("off", reasons=["routing is off"])
-    cents = centroids(store)
-    if len(cents.names) < 2:
+    index = collection_vectors(store)
+    if len(index.names) < 2:
         return Route("single", reasons=["fewer than two collections: nothing to route"])
-    rules, notes = load_rules(store.data_dir, cents.names)
+    rules, notes = load_rules(store.data_dir, index.names)
     margin = rules.margin if rules.margin is not None else ROUTE_MARGIN
     store.check_model(embedder.model_id)
     vector = embed_query(embedder, question)
     # On the model's relevance scale, so the margin means the same for e5's crowded cosines as for MiniLM's.
     scale = relevance_scale(embedder.model_id)
-    cosines = (cents.matrix @ vector).tolist()
-    similarity = {name: rescale(c, scale) for name, c in zip(cents.names, cosines, strict=True)}
+    cosines = index.nearest(vector).tolist()
+    similarity = {name: rescale(c, scale) for name, c in zip(index.names, cosines, strict=True)}
     return decide(similarity, rules.matches(question), margin, notes)
 
 
@@ -321,7 +343,7 @@ def decide(
     margin: float,
     notes: list[str] | None = None,
 ) -> Route:
-    """The decision from centroid cosines and rule matches (pure: tests and the benchmark call it)."""
+    """The decision from similarities and rule matches (pure: tests and the benchmark call it)."""
     bonus = RULE_WEIGHT * margin
     scores = {c: s + (bonus if c in rule_hits else 0.0) for c, s in similarity.items()}
     ranked = sorted(scores, key=lambda c: -scores[c])
@@ -331,7 +353,7 @@ def decide(
     by_sim = sorted(similarity, key=lambda c: -similarity[c])
     reasons = [f"rule: {_quoted(words)} → {c}" for c, words in rule_hits.items()]
     reasons.append(
-        f"closest centroid: {by_sim[0]} {similarity[by_sim[0]]:.2f} vs {by_sim[1]} {similarity[by_sim[1]]:.2f}"
+        f"closest passage: {by_sim[0]} {similarity[by_sim[0]]:.2f} vs {by_sim[1]} {similarity[by_sim[1]]:.2f}"
     )
     routed = lead >= margin
     reasons.append(

@@ -334,7 +334,7 @@ def routing_rules() -> None:
         st.caption(md(decision.summary()))
         st.dataframe(
             [
-                {"collection": c, "score": s, "centroid similarity": decision.similarity.get(c)}
+                {"collection": c, "score": s, "nearest chunk similarity": decision.similarity.get(c)}
                 for c, s in decision.scores.items()
             ],
             hide_index=True,

@@ -1,4 +1,4 @@
-"""Collections routing: the rules file, the centroid router on a tiny real corpus (real embedder, real
+"""Collections routing: the rules file, the similarity router on a tiny real corpus (real embedder, real
 LanceDB), the CLI, and the chat and ingest pages through AppTest (answers from the scripted OpenAI server)."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from streamlit.testing.v1 import AppTest
@@ -19,7 +20,7 @@ from core.route import (
     ROUTE_MARGIN,
     Route,
     RulesError,
-    centroids,
+    collection_vectors,
     decide,
     load_rules,
     parse_rules,
@@ -53,7 +54,7 @@ POSTS = {
         "under an iron and glass roof.",
     },
 }
-CLEAR = "When should I prune my apple trees?"  # garden by a wide centroid margin
+CLEAR = "When should I prune my apple trees?"  # garden by a wide margin
 AMBIGUOUS = "What happened in 2019?"  # no collection clearly closer
 WEAK = "Tell me about the wall"  # closer to trains, but not clearly (margin ≈ 0.17)
 
@@ -147,11 +148,11 @@ def test_save_refuses_an_invalid_file_and_keeps_the_old_one(tmp_path: Path):
 # The decision --------------------------------------------------------------------------------------------
 
 
-def test_decide_rule_beats_a_weak_centroid_but_not_a_clear_one():
+def test_decide_rule_beats_a_weak_similarity_but_not_a_clear_one():
     weak = decide({"garden": 0.20, "trains": 0.30}, {"garden": ["wall"]}, 0.3)
     assert weak.routed and weak.collections == ["garden"]
     assert weak.reasons[0] == "rule: 'wall' → garden"
-    assert weak.reasons[1] == "closest centroid: trains 0.30 vs garden 0.20"
+    assert weak.reasons[1] == "closest passage: trains 0.30 vs garden 0.20"
 
     clear = decide({"garden": 0.0, "trains": 0.5}, {"garden": ["train"]}, 0.3)
     assert clear.status == "unsure" and clear.collections == [] and clear.guess == "garden"
@@ -164,7 +165,7 @@ def test_decide_rule_beats_a_weak_centroid_but_not_a_clear_one():
 # The router on a real corpus -----------------------------------------------------------------------------
 
 
-def test_centroids_route_a_clear_question_and_stay_unsure_on_an_ambiguous_one(routed, embedder):
+def test_similarity_routes_a_clear_question_and_stays_unsure_on_an_ambiguous_one(routed, embedder):
     settings, store = routed
     clear = route(CLEAR, store, embedder, settings)
     assert clear.status == "routed" and clear.collections == ["garden"]
@@ -187,7 +188,7 @@ def test_an_unsure_route_never_filters_and_a_confident_one_does(routed, embedder
     assert retrieval.collections == ["garden"]
 
 
-def test_a_rule_overrides_a_weak_centroid_and_a_broken_file_never_breaks_a_question(routed, embedder):
+def test_a_rule_overrides_a_weak_similarity_and_a_broken_file_never_breaks_a_question(routed, embedder):
     settings, store = routed
     before = route(WEAK, store, embedder, settings)
     assert before.status == "unsure" and before.guess == "trains"
@@ -214,14 +215,18 @@ def test_no_routing_when_off_chosen_or_a_single_collection(routed, embedder, tmp
     assert route(CLEAR, store, embedder, settings).status == "single"
 
 
-def test_centroids_are_cached_per_table_version(routed, embedder):
+def test_collection_vectors_are_cached_per_table_version(routed, embedder):
     settings, store = routed
-    first = centroids(store)
-    assert centroids(store) is first and first.chunks == {"garden": 3, "trains": 3}
+    first = collection_vectors(store)
+    assert collection_vectors(store) is first and first.chunks == {"garden": 3, "trains": 3}
+    # Each collection's similarity is its nearest chunk's cosine; centroids stay unit vectors.
+    vector = first.vectors[4]
+    assert first.nearest(vector)[first.labels[4]] == pytest.approx(1.0, abs=1e-5)
+    assert np.allclose(np.linalg.norm(first.centroids, axis=1), 1.0, atol=1e-5)
     text = "Lentil soup with cumin, simmered for an hour."
     post = Post("soup", "Soup", [Block(text)], raw=text, source="soup.txt", collection="recipes")
     ingest_posts([post], settings, store=store, embedder=embedder)
-    again = centroids(store)
+    again = collection_vectors(store)
     assert again is not first and again.names == ["garden", "recipes", "trains"]
 
 
