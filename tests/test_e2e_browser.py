@@ -250,3 +250,19 @@ def test_inspector_browses_chunks_and_tests_a_query(page, server, data_dir, scre
     page.get_by_test_id("stVegaLiteChart").wait_for()
     page.get_by_test_id("stDataFrame").wait_for()
     screenshots.take(page, "screenshot-inspect-query.png")
+
+
+def test_evaluate_page_compares_configurations_side_by_side(page, server, screenshots):
+    open_page(page, "Evaluate", "Evaluate retrieval")
+    page.get_by_text("2 configurations: dense, hybrid").wait_for()
+    page.get_by_role("button", name="Run evaluation").click()
+    page.get_by_role("heading", name="Summary").wait_for(timeout=PAGE_TIMEOUT * 2)
+    idle(page)
+    assert_no_errors(page, server)
+    page.get_by_text("Baseline: dense; the × columns divide each row's figure by the baseline's.").wait_for()
+    page.get_by_role("heading", name="Per query").wait_for()
+    frames = page.get_by_test_id("stDataFrame")
+    frames.nth(1).wait_for()  # the grids draw once their component has loaded
+    assert frames.count() == 2  # the summary and the per-query rows
+    page.get_by_role("button", name="Download JSON").wait_for()
+    screenshots.take(page, "screenshot-evaluate.png")
