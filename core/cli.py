@@ -679,8 +679,9 @@ def eval_cmd(
     One row per configuration (every combination of --mode, --fusion, --rerank and --chunk-tokens), side
     by side; with a dense row, the last column is each row's nDCG@10 over dense's.
     """
+    from core.compare import compare, config_grid
     from core.config import FUSIONS
-    from core.evaluate import compare, config_grid, format_table, load_qrels, load_queries, report_to_json
+    from core.evaluate import format_table, load_qrels, load_queries, report_to_json
 
     settings = _settings(data_dir)
     if k < 1:

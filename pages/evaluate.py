@@ -1,6 +1,6 @@
 """Evaluate (owner only): run a judged query set against retrieval configurations side by side.
 
-The work is core/evaluate.py's (`compare`); this page picks the set and the configurations, shows the
+The work is core/compare.py's (`compare`); this page picks the set and the configurations, shows the
 summary (dense-only as the baseline, with ratios), the per-query rows and the downloads.
 """
 
@@ -12,10 +12,8 @@ import pandas as pd
 import streamlit as st
 
 from core import app_state
-from core.config import FUSIONS, RERANKERS, RETRIEVAL_MODES
-from core.evaluate import (
+from core.compare import (
     CHUNK_SIZES,
-    FIXED_DEPTH,
     Comparison,
     QuerySet,
     compare,
@@ -26,6 +24,10 @@ from core.evaluate import (
     per_query_rows,
     summary_rows,
     uploaded_set,
+)
+from core.config import FUSIONS, RERANKERS, RETRIEVAL_MODES
+from core.evaluate import (
+    FIXED_DEPTH,
 )
 
 RESULT = "eval_result"  # session state: the last Comparison, kept across reruns

@@ -8,15 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from core.evaluate import (
+from core.compare import (
     EvalConfig,
-    EvalReport,
-    Query,
     check_set,
     compare,
     comparison_to_csv,
     comparison_to_json,
     config_grid,
+    per_query_rows,
+    summary_rows,
+)
+from core.evaluate import (
+    EvalReport,
+    Query,
     decode_upload,
     doc_ranking,
     evidence_hit_at_k,
@@ -25,14 +29,12 @@ from core.evaluate import (
     load_queries,
     mrr_at_k,
     ndcg_at_k,
-    per_query_rows,
     percentile,
     read_qrels,
     read_queries,
     recall_at_k,
     report_to_json,
     run_eval,
-    summary_rows,
 )
 
 SCIFACT = Path(__file__).parents[1].parent / "shared/eval/scifact"
@@ -440,8 +442,9 @@ def test_demo_evidence_quotes_occur_verbatim_in_the_relevant_posts_chunks():
     """Every demo query has evidence, and each quote is inside one chunk of its most relevant post, at
     the default chunk size and at the sizes the Evaluate page offers (quotes never straddle chunks)."""
     from core.chunk import chunk_post
+    from core.compare import CHUNK_SIZES, demo_set
     from core.config import Settings
-    from core.evaluate import CHUNK_SIZES, demo_set, evidence_found
+    from core.evaluate import evidence_found
 
     demo = demo_set()
     posts = {post.post_id: post for post in demo.posts or []}
