@@ -7,7 +7,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install browser run test lint bench demo clean
+.PHONY: install browser run test lint bench bench-demo demo clean
 
 install: $(STAMP)
 
@@ -56,6 +56,13 @@ lint: install
 
 bench: install
 	$(BIN)/python bench/bench.py
+
+# The demo-set studies behind the README's retrieval-quality figures (a few minutes each on 2 cores).
+bench-demo: install
+	$(BIN)/python bench/grounding.py
+	$(BIN)/python bench/routing.py
+	$(BIN)/python bench/posts.py
+	$(BIN)/python bench/multilingual.py --no-llm
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
