@@ -196,12 +196,17 @@ def score_chart(frame: pd.DataFrame, threshold: float) -> alt.LayerChart:
     return bars + rule
 
 
+def stored_collections() -> list[str]:
+    """The table's collections for the pickers (none when the table cannot be read: the pages say why)."""
+    try:
+        return store.collections()
+    except app_state.KNOWN_ERRORS:
+        return []
+
+
 def query() -> None:
     question = st.text_input("Question", key="inspect_query", placeholder="What would a reader ask?")
-    try:
-        collections = store.collections()
-    except app_state.KNOWN_ERRORS:
-        collections = []
+    collections = stored_collections()
     coll_col, mode_col, rerank_col = st.columns([3, 1, 1])
     chosen = coll_col.multiselect(
         "Collections", collections, placeholder="All collections", key="inspect_query_coll"
@@ -302,10 +307,7 @@ def query_columns() -> dict:
 def posts_view() -> None:
     """Which posts are about a topic: every post ranked, with its relevance and best passage."""
     question = st.text_input("Topic or question", key="posts_about_query", placeholder="e.g. choosing wood")
-    try:
-        collections = store.collections()
-    except app_state.KNOWN_ERRORS:
-        collections = []
+    collections = stored_collections()
     coll_col, scoring_col, k_col = st.columns([3, 2, 1])
     chosen = coll_col.multiselect(
         "Collections", collections, placeholder="All collections", key="posts_about_coll"
