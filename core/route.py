@@ -195,7 +195,7 @@ class CollectionVectors:
         return best
 
 
-_CACHE: dict[str, tuple[tuple[int, str], CollectionVectors]] = {}
+_CACHE: dict[str, tuple[tuple[int, int, str], CollectionVectors]] = {}
 _CACHE_LOCK = threading.Lock()
 
 
@@ -205,7 +205,8 @@ def collection_vectors(store: Store) -> CollectionVectors:
     if table is None:
         return _EMPTY
     key = str(store.data_dir.resolve())
-    version = (int(table.version), store.model_id() or "")
+    # The row count too: undoing a first ingest drops the table, and a new one numbers its versions from 1.
+    version = (int(table.version), int(table.count_rows()), store.model_id() or "")
     with _CACHE_LOCK:
         cached = _CACHE.get(key)
         if cached is not None and cached[0] == version:
