@@ -16,6 +16,12 @@ alarms). A right number put in the wrong place ("12 to 15 percent" when the post
 another case) still passes.
 
 Sentences of fewer than MIN_WORDS content words ("Thanks for asking.") are not judged.
+
+Answers in another language than the excerpts (a German reader, English posts): word overlap and names
+mean nothing across languages (German capitalises every noun), so only numbers count as details, and
+the similarity needs an embedding model that maps languages together (multilingual-e5-small or an
+OpenAI model). With MiniLM such an answer is not judged at all, and the reason is given, rather than
+every sentence being marked unsupported.
 """
 
 from __future__ import annotations
@@ -29,7 +35,9 @@ import numpy as np
 from core.chunk import split_sentences
 from core.embed import Embedder, relevance_scale, rescale
 from core.keywords import STOPWORDS
+from core.language import UNDETERMINED, detect_language, language_name
 from core.models import Hit
+from core.multilingual import MODEL_ID as MULTILINGUAL_MODEL_ID
 
 SIMILARITY_THRESHOLD = 0.65
 OVERLAP_THRESHOLD = 0.65
@@ -74,6 +82,7 @@ class SentenceSupport:
 @dataclass
 class Grounding:
     sentences: list[SentenceSupport]
+    skipped: str = ""  # why nothing was judged, when the check could not run
 
     @property
     def judged(self) -> list[SentenceSupport]:
@@ -90,6 +99,8 @@ class Grounding:
         return [s for s in self.judged if not s.supported]
 
     def summary(self) -> str:
+        if self.skipped:
+            return f"not checked: {self.skipped}"
         judged = self.judged
         if not judged:
             return "no sentence to check"
@@ -100,6 +111,7 @@ class Grounding:
         fraction = self.supported_fraction
         return {
             "supported_fraction": None if fraction is None else round(fraction, 4),
+            "skipped": self.skipped,
             "sentences": [s.to_json() for s in self.sentences],
         }
 
@@ -119,13 +131,15 @@ def _number(token: str) -> str | None:
     return None
 
 
-def specifics(text: str) -> set[str]:
-    """The checkable details of a sentence: its numbers (as digits) and its names (lower case).
+def specifics(text: str, names: bool = True) -> set[str]:
+    """The checkable details of a sentence: its numbers (as digits) and, with `names`, its names (lower case).
 
     Small models keep the shape of a true sentence and change these ("took two weeks" for "five
     weeks", another sawmill's name), which similarity and word overlap both miss.
     """
     numbers = {n for n in (_number(t) for t in _NUMBER.findall(text)) if n}
+    if not names:
+        return numbers
     names = {(a or b).lower() for a, b in _NAME.findall(text)}
     return numbers | {n for n in names if n not in STOPWORDS}
 
@@ -157,6 +171,18 @@ def check_grounding(
         for i in judged:
             results[i].judged = True
         return Grounding(results)
+    answer_lang = detect_language(answer)
+    excerpt_lang = detect_language(" ".join(h.text for h in hits))
+    other_language = UNDETERMINED not in (answer_lang, excerpt_lang) and answer_lang != excerpt_lang
+    if other_language and not cross_lingual(embedder.model_id):
+        reason = (
+            f"the answer is in {language_name(answer_lang)} and the excerpts in {language_name(excerpt_lang)}; "
+            "comparing them needs a multilingual embedding model (inkwell reembed --embed-model "
+            "multilingual-e5-small)"
+        )
+        return Grounding(results, skipped=reason)
+    # Names are capitalised words, which says nothing in German (every noun) or across languages.
+    check_names = not other_language and answer_lang != "de"
 
     # One embedding call for sentences and excerpts together (vectors are unit length).
     vectors = embedder.embed([sentences[i] for i in judged] + [h.text for h in hits])
@@ -173,7 +199,12 @@ def check_grounding(
         result.judged = True
         result.similarity = float(similarity[row].max())
         result.overlap = float(overlap.max())
-        result.unknown_details = sorted(specifics(sentences[i]) - known)
+        result.unknown_details = sorted(specifics(sentences[i], names=check_names) - known)
         result.supported = bool(passes.any()) and not result.unknown_details
         result.chunk_ids = [hits[j].chunk_id for j in np.flatnonzero(passes)]
     return Grounding(results)
+
+
+def cross_lingual(model_id: str) -> bool:
+    """Whether the model puts a sentence and its translation close together (MiniLM does not)."""
+    return model_id == MULTILINGUAL_MODEL_ID or model_id.startswith("openai:")

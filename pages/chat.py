@@ -89,7 +89,9 @@ def show_details(message: dict, last: bool = False) -> None:
         lines = [f"{i}. {source_line(s)}" for i, s in enumerate(sources, start=1)]
         st.markdown("**Sources**\n\n" + "\n".join(lines))
     grounding = message.get("grounding")
-    if grounding and grounding["supported_fraction"] is not None:
+    if grounding and grounding.get("skipped"):
+        st.caption(f"Grounding not checked: {app_state.md_escape(grounding['skipped'])}.")
+    elif grounding and grounding["supported_fraction"] is not None:
         judged = [g for g in grounding["sentences"] if g["judged"]]
         unsupported = [g for g in judged if not g["supported"]]
         st.caption(

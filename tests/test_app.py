@@ -483,6 +483,21 @@ def test_chat_marks_sentences_with_details_no_excerpt_holds(corpus, monkeypatch)
         assert shown(flagged.caption) == ["No excerpt mentions: 2021, apiaries, oakridge"]
 
 
+def test_chat_says_why_an_answer_in_another_language_is_not_checked(corpus, monkeypatch):
+    from tests.servers import ScriptedOpenAIServer
+
+    with ScriptedOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("INKWELL_TRANSLATE_QUESTION", "off")
+        server.chat("Die Schwarmzeit beginnt im Mai, wenn einem Volk der Platz ausgeht.")
+        at = open_app()
+        at.chat_input[0].set_value("Wann beginnt die Schwarmzeit?").run()
+        assert not at.exception and not at.error
+        captions = shown(at.chat_message[1].caption)
+        assert any(c.startswith("Grounding not checked: the answer is in German") for c in captions), captions
+        assert not any(c.startswith("Grounding:") for c in captions)
+
+
 @pytest.mark.llm
 def test_chat_round_trip_with_the_builtin_model(corpus, monkeypatch):
     monkeypatch.setenv("INKWELL_MAX_TOKENS", "48")

@@ -84,3 +84,39 @@ def test_labelled_set_flags_inventions_without_flagging_the_authors_words(tmp_pa
     result = scores(items, flags(items, SIMILARITY_THRESHOLD, OVERLAP_THRESHOLD, details=True))
     assert result["recall"] >= 0.8  # most invented sentences are flagged
     assert result["false_alarm"] <= 0.05  # and the author's own statements almost never are
+
+
+SAWMILL = [
+    "I buy almost all my wood at Dunmore Brothers Sawmill in Pelham Falls, a family yard that saws local logs.",
+    "For indoor furniture in a Vermont house I want the wood at 6 to 8 percent moisture content before final milling.",
+]
+GERMAN_ANSWER = (
+    "Ich kaufe fast mein ganzes Holz bei der Sägemühle Dunmore Brothers in Pelham Falls. "
+    "Für Möbel im Haus soll das Holz 6 bis 8 Prozent Feuchtigkeit haben, bevor ich es fertig hobele. "
+    "Am liebsten arbeite ich mit Kirschholz aus Kanada, das ich online bestelle."
+)
+
+
+def sawmill_hits() -> list[Hit]:
+    return [
+        Hit("s", "Choosing Boards", "projects", f"s#{i}", "", t, [], 0.8, i + 1)
+        for i, t in enumerate(SAWMILL)
+    ]
+
+
+def test_an_answer_in_another_language_is_not_judged_by_an_english_only_model(embedder):
+    grounding = check_grounding(GERMAN_ANSWER, sawmill_hits(), embedder)
+    assert grounding.judged == [] and grounding.supported_fraction is None
+    assert grounding.skipped.startswith("the answer is in German and the excerpts in English")
+    assert grounding.summary().startswith("not checked: ") and grounding.to_json()["skipped"]
+
+
+def test_the_multilingual_model_judges_an_answer_across_languages():
+    from core.config import Settings
+    from core.embed import get_embedder
+
+    e5 = get_embedder(Settings.load({"embed_model": "multilingual-e5-small"}, environ={}))
+    grounding = check_grounding(GERMAN_ANSWER, sawmill_hits(), e5)
+    assert [s.supported for s in grounding.sentences] == [True, True, False]  # Kanada is invented
+    # German capitalises every noun: across languages only numbers are details, and these are right.
+    assert all(s.unknown_details == [] for s in grounding.sentences)
