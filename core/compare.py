@@ -321,7 +321,7 @@ def _describe(settings: Settings) -> str:
 
 def _stored_posts(store: Store, notes: list[str]) -> list[Post]:
     """The stored posts rebuilt from their raw text, to re-chunk them in a scratch table."""
-    from core.app_state import rebuild_posts  # lazily: it brings in Streamlit
+    from core.rebuild import rebuild_posts
 
     posts, skipped = rebuild_posts(store, [row["post_id"] for row in store.list_posts()])
     if not posts:

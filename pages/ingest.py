@@ -19,6 +19,7 @@ from core.ingest import prepare_chunks
 from core.llm import describe_llm
 from core.parse import FORMATS, parse_text
 from core.prepare import LLMPrepOptions, prepare_posts, preview_rewrites
+from core.rebuild import rebuild_posts
 from core.route import RulesError, load_rules, read_rules_text, route, rules_path, rules_template, save_rules
 
 UPLOAD_TYPES = ["md", "markdown", "txt", "html", "htm", "json", "jsonl"]
@@ -281,7 +282,7 @@ with posts_tab:
             width="stretch",
             help="Re-chunk and re-embed from the stored text (unchanged chunks reuse their vectors).",
         ):
-            posts, skipped = app_state.rebuild_posts(store, selected)
+            posts, skipped = rebuild_posts(store, selected)
             for reason in skipped:
                 st.warning(f"Skipped {md(reason)}")
             if posts:

@@ -560,6 +560,7 @@ def test_explain_candidates():
 
 def test_rebuild_posts_keeps_ids_and_says_what_it_skips(data_dir, embedder):
     from core.parse import parse_bytes
+    from core.rebuild import rebuild_posts
 
     settings = Settings.load({"data_dir": data_dir}, environ={})
     html = (
@@ -576,7 +577,7 @@ def test_rebuild_posts_keeps_ids_and_says_what_it_skips(data_dir, embedder):
     store = Store(data_dir)
     ingest_posts(posts, settings, store=store, embedder=embedder)
     ids = [p.post_id for p in posts] + ["missing"]
-    rebuilt, skipped = app_state.rebuild_posts(store, ids)
+    rebuilt, skipped = rebuild_posts(store, ids)
     assert skipped == ["missing: no longer stored"]
     assert [p.post_id for p in rebuilt] == [p.post_id for p in posts]
     for old, new in zip(posts, rebuilt, strict=True):
