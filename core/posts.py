@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -220,24 +219,6 @@ def best_by_post(hits: Sequence[Hit]) -> dict[str, tuple[float, str]]:
     return best
 
 
-class _Remembered:
-    """The embedder, with the question's vector computed once for both the search and the ranking."""
-
-    def __init__(self, embedder: Embedder, question: str) -> None:
-        self._embedder = embedder
-        self._question = question
-        self.model_id = embedder.model_id
-        self.vector = embed_query(embedder, question)
-
-    def query(self, texts: Sequence[str]) -> np.ndarray:
-        if list(texts) == [self._question]:
-            return self.vector.reshape(1, -1)
-        return (getattr(self._embedder, "query", None) or self._embedder.embed)(texts)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._embedder, name)
-
-
 def posts_about(
     question: str,
     settings: Settings,
@@ -261,14 +242,16 @@ def posts_about(
     views = post_vectors(store, collections)
     if not views.post_ids:
         return []
-    remembered = _Remembered(embedder, question)
+    vector = embed_query(embedder, question)  # once, for both the search and the ranking
     retrieval = None
     if scoring in ("combined", "retrieval"):
         # Every candidate of the search, not only those passing the answer's threshold rules.
-        result = search(question, settings, store=store, embedder=remembered, collections=collections)
+        result = search(
+            question, settings, store=store, embedder=embedder, collections=collections, query_vector=vector
+        )
         retrieval = best_by_post(result.candidates)
-    scale = relevance_scale(remembered.model_id)
-    matches = rank_posts(remembered.vector, views, scoring, k, retrieval, scale)
+    scale = relevance_scale(embedder.model_id)
+    matches = rank_posts(vector, views, scoring, k, retrieval, scale)
     chunks = store.get_chunks([m.best_chunk_id for m in matches])
     for match in matches:
         chunk = chunks.get(match.best_chunk_id, {})

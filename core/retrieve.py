@@ -139,7 +139,10 @@ def search(
     embedder: Embedder | None = None,
     collections: Sequence[str] | None = None,
     mode: str | None = None,
+    query_vector: np.ndarray | None = None,
 ) -> Retrieval:
+    """`query_vector`: the question already embedded with `embedder`'s `query` (callers that need it
+    before the search, such as the router, pass it so the question is embedded once)."""
     started = time.perf_counter()
     if not question.strip():
         raise ValueError("the question is empty")
@@ -163,7 +166,8 @@ def search(
     if mode in ("dense", "hybrid"):
         embedder = embedder or embedder_for_store(settings, store.model_id())
         store.check_model(embedder.model_id)
-        vector = embed_query(embedder, question)  # the model's query form (e5: "query: " prefix)
+        # The model's query form (e5: "query: " prefix).
+        vector = embed_query(embedder, question) if query_vector is None else query_vector
         dense_rows = store.vector_search(vector, settings.top_k, collections)
         scale = relevance_scale(embedder.model_id)  # see core.embed.RELEVANCE_SCALES
 

@@ -314,11 +314,12 @@ def route(
     settings: Settings,
     *,
     chosen: Sequence[str] | None = None,
+    vector: np.ndarray | None = None,
 ) -> Route:
     """Decide which collections to search for `question`.
 
     `chosen` is the reader's own pick: None when they made none (then the router decides), [] when they
-    asked for everything.
+    asked for everything. `vector`: the question already embedded with `embedder`'s `query`, if at hand.
     """
     if chosen is not None:
         return Route("chosen", list(chosen), reasons=["the reader chose the collections"])
@@ -330,7 +331,8 @@ def route(
     rules, notes = load_rules(store.data_dir, index.names)
     margin = rules.margin if rules.margin is not None else ROUTE_MARGIN
     store.check_model(embedder.model_id)
-    vector = embed_query(embedder, question)
+    if vector is None:
+        vector = embed_query(embedder, question)
     # On the model's relevance scale, so the margin means the same for e5's crowded cosines as for MiniLM's.
     scale = relevance_scale(embedder.model_id)
     cosines = index.nearest(vector).tolist()
@@ -386,8 +388,11 @@ def route_and_search(
 ) -> tuple[Route, Retrieval]:
     """Route the question, then search the routed collections (everything when unsure)."""
     store = store or Store(settings.data_dir)
-    embedder = _Memo(embedder or embedder_for_store(settings, store.model_id()))
-    decision = route(question, store, embedder, settings, chosen=chosen)
+    embedder = embedder or embedder_for_store(settings, store.model_id())
+    mode = mode or settings.retrieval_mode
+    # Embedded once for both: the search needs it anyway in these modes (fts may not embed at all).
+    vector = embed_query(embedder, question) if mode in ("dense", "hybrid") else None
+    decision = route(question, store, embedder, settings, chosen=chosen, vector=vector)
     retrieval = search(
         question,
         settings,
@@ -395,31 +400,6 @@ def route_and_search(
         embedder=embedder,
         collections=decision.collections or None,
         mode=mode,
+        query_vector=vector,
     )
     return decision, retrieval
-
-
-class _Memo:
-    """An embedder that remembers its last answer: the router and the search embed the question once."""
-
-    def __init__(self, inner: Embedder):
-        self._inner = inner
-        self.model_id = inner.model_id
-        self._last: tuple[tuple[str, ...], np.ndarray] | None = None
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self._remember(("passage", *texts), self._inner.embed, texts)
-
-    def query(self, texts: Sequence[str]) -> np.ndarray:
-        return self._remember(
-            ("query", *texts), getattr(self._inner, "query", None) or self._inner.embed, texts
-        )
-
-    def _remember(self, key: tuple[str, ...], embed: Any, texts: Sequence[str]) -> np.ndarray:
-        if self._last is None or self._last[0] != key:
-            self._last = (key, embed(texts))
-        return self._last[1]

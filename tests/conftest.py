@@ -50,3 +50,23 @@ def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+class CountingEmbedder:
+    """A real embedder that counts how often it is asked to embed a question."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.queries = 0
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts):
+        return self.inner.embed(texts)
+
+    def query(self, texts):
+        self.queries += 1
+        return self.inner.query(texts)

@@ -20,7 +20,7 @@ from core.posts import SCORINGS, mean_vectors, post_vectors, posts_about
 from core.store import Store
 from core.tokens import count_tokens
 from tests import test_app
-from tests.conftest import DEMO
+from tests.conftest import DEMO, CountingEmbedder
 from tests.test_app import open_app
 
 # The app tests' fixtures: three short posts (bees: 3 chunks; bread, in "recipes", and walks: 1 each).
@@ -128,6 +128,15 @@ def test_posts_about_ranks_the_right_post_first(demo, embedder, scoring):
         best = matches[0]
         assert best.best_text and best.best_chunk_id.startswith(post_id)
         assert best.n_chunks == len(store.list_chunks(post_id=post_id, columns=["chunk_id"]))
+
+
+def test_posts_about_embeds_the_question_once(demo, embedder):
+    counting = CountingEmbedder(embedder)
+    matches = posts_about(
+        "How does she pick wood at the sawmill?", demo, embedder=counting, scoring="combined"
+    )
+    assert matches[0].post_id == "choosing-boards-at-the-sawmill"
+    assert counting.queries == 1  # the search reuses the ranking's vector
 
 
 def test_posts_about_filters_collections_and_refuses_bad_input(demo, embedder):

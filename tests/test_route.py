@@ -30,7 +30,7 @@ from core.route import (
     save_rules,
 )
 from core.store import Store
-from tests.conftest import isolate_app
+from tests.conftest import CountingEmbedder, isolate_app
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "streamlit_app.py"
@@ -202,6 +202,14 @@ def test_a_rule_overrides_a_weak_similarity_and_a_broken_file_never_breaks_a_que
     decision, retrieval = route_and_search(WEAK, settings, store=store, embedder=embedder)
     assert decision.status == "unsure" and retrieval.hits
     assert decision.notes[0].startswith("routes.toml: not valid TOML")
+
+
+def test_route_and_search_embed_the_question_once(routed, embedder):
+    settings, store = routed
+    counting = CountingEmbedder(embedder)
+    decision, retrieval = route_and_search(CLEAR, settings, store=store, embedder=counting)
+    assert decision.routed and retrieval.hits
+    assert counting.queries == 1  # the router's vector is the search's
 
 
 def test_no_routing_when_off_chosen_or_a_single_collection(routed, embedder, tmp_path):
