@@ -45,8 +45,8 @@ from core.answer import BUILTIN_BUDGET_CAP, fit_context
 from core.config import Settings
 from core.embed import get_embedder
 from core.evaluate import (
-    _normalise,
     doc_ranking,
+    evidence_found,
     load_qrels,
     load_queries,
     mrr_at_k,
@@ -134,11 +134,12 @@ def main() -> None:
 
 def check_evidence(store: Store, queries) -> None:
     """Every quote must be in some chunk, or the evidence figures would be meaningless."""
-    texts = [_normalise(row["text"]) for row in store.list_chunks(columns=["text"])]
+    texts = [row["text"] for row in store.list_chunks(columns=["text"])]
     quotes = [q for quotes in EVIDENCE.values() for q in quotes] + [
         q for query in queries for q in query.evidence
     ]
-    missing = [q for q in quotes if not any(_normalise(q) in t for t in texts)]
+    present = set(evidence_found(texts, quotes, len(texts)))
+    missing = [q for q in quotes if q not in present]
     if missing:
         print(f"WARNING: {len(missing)} evidence quote(s) are in no chunk: {missing}")
 
@@ -226,9 +227,11 @@ def context_diversity(queries, qrels, settings: Settings, store: Store, embedder
 def context_figures(query, hits, relevant: dict[str, int], budget: int, cap: int) -> dict[str, float]:
     _, used = fit_context(hits, budget, cap)
     posts = {h.post_id for h in used}
-    texts = [_normalise(h.text) for h in used]
-    found = [any(_normalise(q) in t for t in texts) for q in EVIDENCE.get(query.id, [])]
-    eval_found = [any(_normalise(q) in t for t in texts) for q in query.evidence]
+    texts = [h.text for h in used]
+    quotes = EVIDENCE.get(query.id, [])
+    present = set(evidence_found(texts, [*quotes, *query.evidence], len(texts)))
+    found = [q in present for q in quotes]
+    eval_found = [q in present for q in query.evidence]
     total_grade = sum(relevant.values()) or 1
     return {
         "chunks": len(used),
