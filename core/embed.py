@@ -89,7 +89,8 @@ def content_hash(model_id: str, text: str) -> str:
 _BUILTIN_NAMES = (BUILTIN_EMBED_MODEL, f"sentence-transformers/{BUILTIN_EMBED_MODEL}")
 
 
-def _normalise(vectors: np.ndarray) -> np.ndarray:
+def normalise_rows(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (float32); a zero row stays zero instead of becoming NaN."""
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.where(norms == 0, 1, norms)
@@ -132,7 +133,7 @@ class LocalEmbedder:
             vectors = self._model.encode(
                 list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
             )
-        return _normalise(vectors)
+        return normalise_rows(vectors)
 
     def query(self, texts: Sequence[str]) -> np.ndarray:
         return self.embed(texts)  # MiniLM is symmetric: no query prefix
@@ -176,7 +177,7 @@ class OpenAIEmbedder:
             out.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
         if not out:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = _normalise(np.array(out))
+        vectors = normalise_rows(np.array(out))
         self.dim = vectors.shape[1]
         return vectors
 

@@ -38,6 +38,7 @@ import numpy as np
 
 from core.config import Settings
 from core.embed import Embedder, embed_query, embedder_for_store, relevance_scale, rescale
+from core.posts import mean_vectors
 from core.retrieve import Retrieval, search
 from core.store import Store
 
@@ -211,7 +212,7 @@ def collection_vectors(store: Store) -> CollectionVectors:
         cached = _CACHE.get(key)
         if cached is not None and cached[0] == version:
             return cached[1]
-    result = _read_vectors(table)
+    result = _group_by_collection(*store.chunk_vectors())
     with _CACHE_LOCK:
         _CACHE[key] = (version, result)
     return result
@@ -222,21 +223,15 @@ _EMPTY = CollectionVectors(
 )
 
 
-def _read_vectors(table: Any) -> CollectionVectors:
-    rows = table.search().select(["collection", "vector"]).limit(max(1, table.count_rows())).to_arrow()
-    collections = np.array([c or "" for c in rows["collection"].to_pylist()])
+def _group_by_collection(meta: Any, vectors: np.ndarray) -> CollectionVectors:
+    collections = np.array([c or "" for c in meta["collection"].to_pylist()])
     names = sorted({str(c) for c in collections if c})
     if not names:
         return _EMPTY
     keep = collections != ""  # a chunk without a collection cannot be routed to
-    vectors = np.asarray(rows["vector"].combine_chunks().flatten(), dtype=np.float32)
-    vectors = vectors.reshape(len(collections), -1)[keep]
-    labels = np.searchsorted(names, collections[keep])
-    means = np.stack([vectors[labels == i].mean(axis=0) for i in range(len(names))])
-    norms = np.linalg.norm(means, axis=1, keepdims=True)
+    vectors, labels = vectors[keep], np.searchsorted(names, collections[keep])
     counts = {name: int((labels == i).sum()) for i, name in enumerate(names)}
-    centroid_rows = (means / np.where(norms == 0, 1, norms)).astype(np.float32)
-    return CollectionVectors(names, centroid_rows, vectors, labels, counts)
+    return CollectionVectors(names, mean_vectors(vectors, labels, len(names)), vectors, labels, counts)
 
 
 # Routing -----------------------------------------------------------------------------------------------
