@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from core.config import RERANKERS, RETRIEVAL_MODES, ConfigError, Settings
+from core.config import POST_SCORINGS, RERANKERS, RETRIEVAL_MODES, ConfigError, Settings
 
 DATA_DIR_HELP = "Folder of the LanceDB tables (env INKWELL_DATA_DIR, default data/lancedb)."
 EMBED_MODEL_HELP = (
@@ -413,9 +413,6 @@ def route_cmd(question: str, as_json: bool, data_dir: str | None) -> None:
 
 
 # Posts and chunks --------------------------------------------------------------------------------
-
-
-POST_SCORINGS = ("combined", "retrieval", "post", "chunk")  # core.posts.SCORINGS, without importing numpy
 
 
 @main.group(invoke_without_command=True)

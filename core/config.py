@@ -24,6 +24,7 @@ RETRIEVAL_MODES = ("dense", "fts", "hybrid")
 FUSIONS = ("score", "rrf")
 RERANKERS = ("none", "llm", "cross-encoder")
 ROUTINGS = ("auto", "off")
+POST_SCORINGS = ("combined", "retrieval", "post", "chunk")  # core/posts.py: how posts_about ranks
 
 # Variables that keep their conventional names instead of INKWELL_*.
 _ENV_ALIASES = {"openai_api_key": "OPENAI_API_KEY", "openai_base_url": "OPENAI_BASE_URL"}

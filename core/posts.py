@@ -29,13 +29,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.config import Settings
+from core.config import POST_SCORINGS, Settings
 from core.embed import Embedder, embed_query, embedder_for_store, normalise_rows, relevance_scale, rescale
 from core.models import Hit
 from core.retrieve import search
 from core.store import Store
 
-SCORINGS = ("combined", "retrieval", "post", "chunk")
+SCORINGS = POST_SCORINGS
 DEFAULT_SCORING = "combined"
 # The post vector's share of the combined score; equal weights, not tuned (0.25 and 0.5 measured the
 # same on the demo set, 0.75 worse: see bench/posts.py).
