@@ -37,6 +37,33 @@ def store(settings: Settings):
     return Store(settings.data_dir)
 
 
+APP = ROOT / "streamlit_app.py"
+APP_TIMEOUT = 120  # s: the first run loads the embedding model; an answer may start the llama.cpp server
+
+
+def open_app(page: str | None = None, *, timeout: float = APP_TIMEOUT, **secrets: str):
+    """The app under Streamlit's AppTest, run once (and switched to `page`), with no exception."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP), default_timeout=timeout)
+    # Non-empty secrets replace st.secrets, so a developer's own .streamlit/secrets.toml is not read.
+    at.secrets.update({"inkwell_tests": "1", **secrets})
+    at.run()
+    if page:
+        at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def texts(elements) -> list[str]:
+    return [str(e.value) for e in elements]
+
+
+def shown(elements) -> list[str]:
+    """Texts with Markdown escapes removed (user content is escaped wherever Markdown is parsed)."""
+    return [text.replace("\\", "") for text in texts(elements)]
+
+
 def isolate_app(monkeypatch: pytest.MonkeyPatch, data_dir: Path) -> Path:
     """Point the app at `data_dir`, without the developer's own keys, URLs or INKWELL_* settings."""
     for name in list(os.environ):

@@ -17,11 +17,10 @@ from core.config import Settings
 from core.ingest import ingest_posts
 from core.models import Block, Hit, Post
 from core.store import Store
-from tests.conftest import isolate_app
+from tests.conftest import APP_TIMEOUT, isolate_app, open_app, shown, texts
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = ROOT / "streamlit_app.py"
-TIMEOUT = 120  # the first run loads the embedding model; an answer may start the llama.cpp server
+TIMEOUT = APP_TIMEOUT
 
 BEES = [
     "Keeping bees taught me patience. The first hive arrived in April 2019, a nucleus colony of five frames.",
@@ -61,26 +60,6 @@ def corpus(data_dir: Path, embedder, monkeypatch: pytest.MonkeyPatch) -> Store:
     report = ingest_posts(posts, settings, store=store, embedder=embedder)
     assert report.ok and report.count("new") == 3
     return store
-
-
-def open_app(page: str | None = None, **secrets: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    # Non-empty secrets replace st.secrets, so a developer's own .streamlit/secrets.toml is not read.
-    at.secrets.update({"inkwell_tests": "1", **secrets})
-    at.run()
-    if page:
-        at.switch_page(page).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def texts(elements) -> list[str]:
-    return [str(e.value) for e in elements]
-
-
-def shown(elements) -> list[str]:
-    """Texts with Markdown escapes removed (user content is escaped wherever Markdown is parsed)."""
-    return [text.replace("\\", "") for text in texts(elements)]
 
 
 def everything(at: AppTest) -> str:

@@ -8,10 +8,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.store import Store
-from tests.conftest import isolate_app
+from tests.conftest import isolate_app, open_app, shown
 
-ROOT = Path(__file__).resolve().parents[1]
-APP = ROOT / "streamlit_app.py"
 PAGE = "pages/evaluate.py"
 TIMEOUT = 300  # the run loads the embedding model and embeds the demo blog into a scratch table
 
@@ -23,17 +21,7 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def open_page(**secrets: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    # Non-empty secrets replace st.secrets, so a developer's own .streamlit/secrets.toml is not read.
-    at.secrets.update({"inkwell_tests": "1", **secrets})
-    at.run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def shown(elements) -> list[str]:
-    return [str(e.value).replace("\\", "") for e in elements]
+    return open_app(PAGE, timeout=TIMEOUT, **secrets)
 
 
 def test_demo_set_runs_two_configurations_side_by_side(data_dir):

@@ -30,11 +30,7 @@ from core.route import (
     save_rules,
 )
 from core.store import Store
-from tests.conftest import CountingEmbedder, isolate_app
-
-ROOT = Path(__file__).resolve().parents[1]
-APP = ROOT / "streamlit_app.py"
-TIMEOUT = 120
+from tests.conftest import CountingEmbedder, isolate_app, open_app
 
 POSTS = {
     "garden": {
@@ -291,16 +287,6 @@ def test_cli_route_command_and_rule_problems(data_dir):
 @pytest.fixture
 def app_env(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return isolate_app(monkeypatch, data_dir)
-
-
-def open_app(page: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    at.secrets.update({"inkwell_tests": "1"})
-    at.run()
-    if page:
-        at.switch_page(page).run()
-    assert not at.exception, at.exception
-    return at
 
 
 def captions(element) -> list[str]:
