@@ -26,10 +26,6 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
 
 # MRR and nDCG are reported at a fixed depth of 10 (the BEIR headline numbers) whatever k recall uses.
 FIXED_DEPTH = 10
