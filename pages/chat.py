@@ -90,7 +90,7 @@ def show_details(message: dict, last: bool = False) -> None:
         st.markdown("**Sources**\n\n" + "\n".join(lines))
     grounding = message.get("grounding")
     if grounding and grounding.get("skipped"):
-        st.caption(f"Grounding not checked: {app_state.md_escape(grounding['skipped'])}.")
+        st.caption(f"Grounding not checked: {md(grounding['skipped'])}.")
     elif grounding and grounding["supported_fraction"] is not None:
         judged = [g for g in grounding["sentences"] if g["judged"]]
         unsupported = [g for g in judged if not g["supported"]]
