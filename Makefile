@@ -53,6 +53,7 @@ test: install browser
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 bench: install
 	$(BIN)/python bench/bench.py

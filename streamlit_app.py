@@ -1,6 +1,7 @@
 """Inkwell: ask an author's writings. Entry point: `streamlit run streamlit_app.py`.
 
-The pages (pages/) are thin layouts over core/; shared Streamlit glue lives in core/app_state.py.
+The pages (pages/) are thin layouts over core/; shared Streamlit glue lives in
+pages/shared/.
 """
 
 from __future__ import annotations
@@ -9,16 +10,16 @@ import os
 
 os.environ.setdefault(
     "OMP_WAIT_POLICY", "PASSIVE"
-)  # before llama.cpp/torch load OpenMP (see core/local_llm.py)
+)  # before llama.cpp/torch load OpenMP (see core/llm/builtin.py)
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import streamlit as st
 
-from core import app_state
 from core.config import ConfigError
+from pages import shared
 
 st.set_page_config(page_title="Inkwell", page_icon="🖋️", layout="wide")
-app_state.keep_advanced_state()
+shared.keep_advanced_state()
 
 # url_paths differ from the file names on purpose: with a pages/ folder, a page hash equal to a file's
 # name can be served as a legacy pages/ script on its own, skipping this entry point (seen in AppTest).
@@ -34,16 +35,14 @@ page = st.navigation(
 )
 
 try:
-    settings = app_state.base_settings()
+    settings = shared.base_settings()
 except ConfigError as exc:
-    st.error(f"Inkwell's settings are invalid: {app_state.md_escape(exc)}")
+    st.error(f"Inkwell's settings are invalid: {shared.md_escape(exc)}")
     st.stop()
 try:
-    app_state.get_store(settings)  # opened once per process; the pages reuse it
-except app_state.KNOWN_ERRORS as exc:
-    st.error(
-        f"Cannot open the data directory {app_state.md_escape(settings.data_dir)}: {app_state.md_escape(exc)}"
-    )
+    shared.get_store(settings)  # opened once per process; the pages reuse it
+except shared.KNOWN_ERRORS as exc:
+    st.error(f"Cannot open the data directory {shared.md_escape(settings.data_dir)}: {shared.md_escape(exc)}")
     st.stop()
 
 status = st.sidebar.container()
@@ -51,4 +50,4 @@ try:
     page.run()
 finally:
     with status:
-        app_state.sidebar_status(settings)
+        shared.sidebar_status(settings)

@@ -12,7 +12,7 @@ Prints, in one run:
 - the BM25 check: the fts row against BM25's 0.665 from the BEIR paper (a check of the metric code);
 - only when asked (`BENCH_RERANK=1` or --rerank; slow: the built-in LLM judges rerank_top_n chunks
   per query): a reranking table on the first --rerank-queries queries (50), dense and hybrid beside
-  hybrid + llm rerank (the built-in SmolLM2 through core/rerank.py), all on the same query subset.
+  hybrid + llm rerank (the built-in SmolLM2 through core/search/rerank.py), all on the same query subset.
 
 SciFact documents are indexed whole (chunk_tokens=2000: one chunk per document), as BEIR does; the
 keyword index sees title + text (+ the chunk's keywords). Figures, not asserts: these machines are
@@ -42,8 +42,7 @@ from core.embed import Embedder, chunk_embedded_text, get_embedder
 from core.evaluate import EvalReport, Query, format_table, load_qrels, load_queries, percentile, run_eval
 from core.ingest import ingest_posts, prepare_chunks
 from core.parse import parse_paths
-from core.rerank import prepare_reranker
-from core.retrieve import search
+from core.search import prepare_reranker, search
 from core.store import Store
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "eval" / "scifact"

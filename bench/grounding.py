@@ -29,12 +29,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from core import grounding
+from core.answer import grounding
 from core.config import Settings
 from core.embed import embedder_for_store
 from core.ingest import ingest_posts
 from core.parse import parse_paths
-from core.retrieve import to_hit
+from core.search.retrieve import to_hit
 from core.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]

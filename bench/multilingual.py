@@ -9,7 +9,7 @@ Prints, in one run, on the demo blog (20 English posts) with its 15 judged quest
   SmolLM2-135M (the offline LLM), and e5 hybrid on raw cosines (no relevance rescale) for comparison;
 - the translation's latency per question and how many questions it left unchanged or failed on;
 - embedding throughput (chunks/s, measured inside the demo ingest) and query-embedding latency;
-- the cosine calibration behind core.embed.RELEVANCE_SCALES: each model's median cosine of a question
+- the cosine calibration behind core.embed.scales.RELEVANCE_SCALES: each model's median cosine of a question
   to its best relevant chunk and to unrelated chunks, and how many chunks the answer rules
   (threshold 0.25, min 20, max 40) keep per question with and without the rescale;
 - with --scifact N: English SciFact dense nDCG@10 for both models on a slice (the first N judged
@@ -17,7 +17,7 @@ Prints, in one run, on the demo blog (20 English posts) with its 15 judged quest
   indexes them). e5 embeds far slower than MiniLM on 2 shared cores, so the full 5,183 abstracts
   take hours; `--scifact 300 --distractors 0` gives the full corpus instead of a slice.
 
-Metrics come from core/evaluate.py's run_eval (as `inkwell eval`: the full ranking, no answer rules).
+Metrics come from core/evaluate/metrics.py's run_eval (as `inkwell eval`: the full ranking, no answer rules).
 Figures, not asserts: timings on shared machines are noisy.
 
     .venv/bin/python bench/multilingual.py [--no-llm] [--scifact 100] [--json out.json]
@@ -42,16 +42,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-import core.embed
+import core.embed.scales
 from core.config import BUILTIN_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL, Settings
 from core.embed import Embedder, get_embedder
 from core.evaluate import EvalReport, Query, load_qrels, load_queries, percentile, run_eval
 from core.ingest import ingest_posts
-from core.language import detect_language
 from core.models import Post
 from core.parse import parse_paths
-from core.retrieve import search
+from core.search import search
 from core.store import Store
+from core.text import detect_language
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "data" / "demo"
@@ -234,14 +234,14 @@ def main() -> None:
                 )
 
         # The same e5 hybrid on raw cosines: what the relevance rescale changes in the fused ranking.
-        saved = dict(core.embed.RELEVANCE_SCALES)
-        core.embed.RELEVANCE_SCALES.clear()
+        saved = dict(core.embed.scales.RELEVANCE_SCALES)
+        core.embed.scales.RELEVANCE_SCALES.clear()
         rows["e5 hybrid, raw cosine"] = {
             lang: evaluate(tables["e5"], queries, qrels, "hybrid", f"raw {lang}")
             for lang, queries in sets.items()
         }
         kept_raw = {mode: kept_per_question(tables["e5"], sets["en"], mode) for mode in ("dense", "hybrid")}
-        core.embed.RELEVANCE_SCALES.update(saved)
+        core.embed.scales.RELEVANCE_SCALES.update(saved)
 
         llm_note = "skipped (--no-llm)"
         if not args.no_llm:
@@ -310,7 +310,7 @@ def main() -> None:
         for name, table in tables.items():
             best, unrelated = cosine_stats(table, sets["en"], qrels)
             figures[f"{name}_cos_best"], figures[f"{name}_cos_unrelated"] = best, unrelated
-            scale = core.embed.relevance_scale(table.embedder.model_id)
+            scale = core.embed.scales.relevance_scale(table.embedder.model_id)
             print(f"  {name:<7} {best:.3f} / {unrelated:.3f}   relevance scale (low, high) = {scale}")
         mini_best, mini_un = figures["MiniLM_cos_best"], figures["MiniLM_cos_unrelated"]
         e5_best, e5_un = figures["e5_cos_best"], figures["e5_cos_unrelated"]

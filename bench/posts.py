@@ -6,11 +6,11 @@ default settings and the bundled embedder; about a minute on 2 cores).
 1. "Which posts are about X": post-level nDCG@10, recall@10 and MRR@10 over the demo eval set
    (data/demo/eval: 15 queries, post-level graded qrels) for
    - the current chunk-based post rankings (a post ranks where its best chunk ranks, as `inkwell eval`
-     scores them: core/evaluate.py doc_ranking) from dense search and from the default hybrid search;
-   - core/posts.py scorings: "post" (mean-pooled post vector), "chunk" (best chunk cosine, computed
+     scores them: core/evaluate/metrics.py doc_ranking) from dense search and from the default hybrid search;
+   - core/search/posts.py scorings: "post" (mean-pooled post vector), "chunk" (best chunk cosine, computed
      exactly), "both" (their mean).
 2. Context diversity: for each query, the default retrieval (hybrid, threshold rules), then the answer
-   context (core/answer.py fit_context) with max_chunks_per_post 0 (no cap) / 2 / 3 / 4, at the
+   context (core/answer/generate.py fit_context) with max_chunks_per_post 0 (no cap) / 2 / 3 / 4, at the
    built-in model's budget (1,200 tokens) and at 6,000. Reported: chunks in the context, distinct posts,
    distinct relevant posts (qrels), graded relevant-post coverage (Σ grades of relevant posts in the
    context / Σ grades of the query's relevant posts), and evidence coverage: the share of the
@@ -41,21 +41,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from core.answer import BUILTIN_BUDGET_CAP, fit_context
+from core.answer.generate import BUILTIN_BUDGET_CAP, fit_context
 from core.config import Settings
 from core.embed import get_embedder
-from core.evaluate import (
-    doc_ranking,
-    evidence_found,
-    load_qrels,
-    load_queries,
-    mrr_at_k,
-    ndcg_at_k,
-    recall_at_k,
-)
+from core.evaluate import evidence_found, load_qrels, load_queries
+from core.evaluate.metrics import doc_ranking, mrr_at_k, ndcg_at_k, recall_at_k
 from core.ingest import ingest_paths
-from core.posts import POST_WEIGHT, best_by_post, post_vectors, posts_about, rank_posts
-from core.retrieve import search
+from core.search import posts_about, search
+from core.search.posts import POST_WEIGHT, best_by_post, post_vectors, rank_posts
 from core.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -35,8 +35,8 @@ from core.config import Settings
 from core.embed import embed_query, get_embedder, relevance_scale, rescale
 from core.evaluate import format_table, load_qrels, load_queries, percentile, run_eval
 from core.ingest import ingest_paths
-from core.retrieve import search
-from core.route import ROUTE_MARGIN, Route, collection_vectors, decide, parse_rules, route_and_search
+from core.search import Route, route_and_search, search
+from core.search.route import ROUTE_MARGIN, collection_vectors, decide, parse_rules
 from core.store import Store
 
 DEMO = Path(__file__).resolve().parents[1] / "data" / "demo"

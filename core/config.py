@@ -24,7 +24,7 @@ RETRIEVAL_MODES = ("dense", "fts", "hybrid")
 FUSIONS = ("score", "rrf")
 RERANKERS = ("none", "llm", "cross-encoder")
 ROUTINGS = ("auto", "off")
-POST_SCORINGS = ("combined", "retrieval", "post", "chunk")  # core/posts.py: how posts_about ranks
+POST_SCORINGS = ("combined", "retrieval", "post", "chunk")  # core/search/posts.py: how posts_about ranks
 
 # Variables that keep their conventional names instead of INKWELL_*.
 _ENV_ALIASES = {"openai_api_key": "OPENAI_API_KEY", "openai_base_url": "OPENAI_BASE_URL"}
@@ -63,7 +63,7 @@ class Settings:
     request_timeout: float = 60.0
     max_retries: int = 4
 
-    # Optional LLM preparation at ingest (core/prepare.py): the model (empty: chat_model), how many
+    # Optional LLM preparation at ingest (core/prepare/): the model (empty: chat_model), how many
     # posts are prepared at once, and the most prompt tokens (tiktoken) one request may carry
     # (empty: 60,000 for a remote model, what fits local_context for the built-in one).
     prep_model: str = ""
@@ -84,23 +84,23 @@ class Settings:
     max_chunks: int = 40
     # "dense" (cosine over embeddings), "fts" (BM25 over the full-text index) or "hybrid" (both). Hybrid
     # fuses the two result lists by "score" (equal-weight sum of each score over its best; measured best)
-    # or "rrf" (reciprocal rank fusion with constant rrf_k). core/retrieve.py defines relevance for each.
+    # or "rrf" (reciprocal rank fusion with constant rrf_k). core/search/retrieve.py defines relevance for each.
     retrieval_mode: str = "hybrid"
     fusion: str = "score"
     rrf_k: int = 60
 
-    # Reranking (core/rerank.py), after fusion: "none" (default: no reranker measured worth its cost on
+    # Reranking (core/search/rerank.py), after fusion: "none" (default: no reranker measured worth its cost on
     # 2 cores), "llm" (the chat model judges the best `rerank_top_n` candidates) or "cross-encoder"
     # (a sentence-transformers CrossEncoder named or found at `rerank_model`).
     reranker: str = "none"
     rerank_top_n: int = 20
     rerank_model: str = ""
 
-    # Collections routing (core/route.py) for questions that name no collection: "auto" narrows the
+    # Collections routing (core/search/route.py) for questions that name no collection: "auto" narrows the
     # search to one collection only when the router is sure, "off" always searches everything.
     routing: str = "auto"
 
-    # Context diversity (core/answer.py): at most this many chunks of one post in an answer's context,
+    # Context diversity (core/answer/generate.py): at most this many chunks of one post in an answer's context,
     # unless too few posts pass to fill it (0 = no cap). Off by default: on the demo set (bench/posts.py)
     # caps of 2-4 brought in more posts but lost evidence (at 1,200 tokens 0.67 of the needed quotes
     # without a cap, 0.57 with 2; at 6,000 tokens 0.93 against 0.89).
@@ -184,7 +184,7 @@ class Settings:
     @property
     def should_translate(self) -> bool:
         """Translate questions into the writings' main language before embedding (English when none is
-        recorded; see core/language.py): on by default only with a real LLM."""
+        recorded; see core/text/language.py): on by default only with a real LLM."""
         if self.translate_question is not None:
             return self.translate_question
         return not self.uses_builtin_llm

@@ -80,12 +80,12 @@ class ParseResult:
 class Hit:
     """One retrieved chunk. `relevance` is 0..1, higher is better; `rank` starts at 1.
 
-    `relevance` is what orders the hits and what the threshold rules use (see core/retrieve.py for
+    `relevance` is what orders the hits and what the threshold rules use (see core/search/retrieve.py for
     its definition in each retrieval mode). The other scores say why the chunk was found: its rank in
     the dense search and its cosine relevance (in hybrid mode computed even when only the keyword
     search found it), its rank and BM25 score in the keyword search, None where a search did not
     return it or did not run, its fused score in hybrid mode, and its rerank score (0..1) when a
-    reranker judged it (core/rerank.py; `relevance` is then that score). They are left out of
+    reranker judged it (core/search/rerank.py; `relevance` is then that score). They are left out of
     `to_json()`, whose keys stay stable; `scores()` has them.
     """
 

@@ -1,7 +1,7 @@
 """Chat: readers ask, the author's voice answers from the posts, with the posts cited.
 
 Flow per question: rate limit → follow-up rewrite (with history) → translation into the writings'
-main language (if configured; shown as "Searched for: …") → collections routing (core/route.py, when
+main language (if configured; shown as "Searched for: …") → collections routing (core/search/route.py, when
 the reader picked no collection; shown under the answer with one-click overrides that ask again) →
 retrieval → streamed answer → cited posts and the excerpts that went into the context.
 """
@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import app_state
-from core.answer import answer, rewrite_followup, translate_for_corpus
-from core.grounding import check_grounding
+from core.answer import answer, check_grounding, rewrite_followup, translate_for_corpus
 from core.llm import LLMError
-from core.route import Route, route_and_search
+from core.search import Route, route_and_search
+from pages import shared
 
 MESSAGES = "chat_messages"
 OVERRIDE = "chat_route_override"  # the last question's collections chosen by an override button
 BUILTIN_NOTE = "Answered by the small offline model: rough. Set an OpenAI key or server for better answers."
 
-settings = app_state.base_settings()
-store = app_state.get_store(settings)
-md = app_state.md_escape
+settings = shared.base_settings()
+store = shared.get_store(settings)
+md = shared.md_escape
 
 st.title(f"Ask {md(settings.author_name)}")
 st.caption(f"Questions are answered in the voice of {md(settings.author_name)}, from their posts only.")
@@ -30,13 +29,13 @@ st.caption(f"Questions are answered in the voice of {md(settings.author_name)}, 
 # Sidebar: filters and controls ----------------------------------------------------------------------
 try:
     collections = store.collections()
-except app_state.KNOWN_ERRORS as exc:
+except shared.KNOWN_ERRORS as exc:
     st.error(f"Cannot read the posts: {md(exc)}")
     collections = []
 chosen = st.sidebar.multiselect(
     "Collections", collections, placeholder="All collections", key="chat_collections"
 )
-settings = app_state.advanced_controls(settings)
+settings = shared.advanced_controls(settings)
 if st.sidebar.button("Clear chat", icon=":material/delete_sweep:"):
     st.session_state[MESSAGES] = []
 messages: list[dict] = st.session_state.setdefault(MESSAGES, [])
@@ -108,9 +107,9 @@ def show_details(message: dict, last: bool = False) -> None:
     if hits:
         with st.expander(f"{len(hits)} excerpts went into the answer's context"):
             st.dataframe(
-                app_state.hits_frame(hits).drop(columns=["rank"]),
+                shared.hits_frame(hits).drop(columns=["rank"]),
                 hide_index=True,
-                column_config=app_state.column_config(),
+                column_config=shared.column_config(),
             )
     if message.get("content"):
         with st.expander("Copy the answer"):
@@ -125,7 +124,7 @@ def show_message(message: dict, last: bool = False) -> None:
         if message.get("searched"):
             st.caption(f"Searched for: {md(message['searched'])}")
         if message.get("content"):
-            st.markdown(app_state.safe_answer(message["content"]))
+            st.markdown(shared.safe_answer(message["content"]))
         if message.get("error"):
             st.error(message["error"])
         show_details(message, last)
@@ -149,7 +148,7 @@ def ask(question: str, override: list[str] | None = None) -> dict:
     turns = history()
     query = question
     try:
-        embedder = app_state.get_embedder_cached(settings)
+        embedder = shared.get_embedder_cached(settings)
         if turns:
             try:
                 query = rewrite_followup(question, turns, settings)
@@ -179,7 +178,7 @@ def ask(question: str, override: list[str] | None = None) -> dict:
         reply["sources"] = [s.to_json() for s in stream.sources]
         reply["hits"] = [h.to_json() for h in stream.used_hits]
         try:
-            st.write_stream(app_state.safe_answer_stream(stream))
+            st.write_stream(shared.safe_answer_stream(stream))
         finally:
             reply["content"] = stream.text
             reply["builtin"] = stream.builtin and stream.called_model
@@ -188,7 +187,7 @@ def ask(question: str, override: list[str] | None = None) -> dict:
             reply["grounding"] = check_grounding(stream.text, stream.used_hits, embedder).to_json()
     except LLMError as exc:
         reply["error"] = f"The answer model failed: {md(exc)}"
-    except app_state.KNOWN_ERRORS as exc:
+    except shared.KNOWN_ERRORS as exc:
         reply["error"] = f"Could not answer: {md(exc)}"
     if reply.get("error"):
         st.error(reply["error"])
@@ -199,7 +198,7 @@ def ask(question: str, override: list[str] | None = None) -> dict:
 # Page ------------------------------------------------------------------------------------------------
 try:
     empty = store.counts()[1] == 0
-except app_state.KNOWN_ERRORS:
+except shared.KNOWN_ERRORS:
     empty = False
 if empty:
     st.info("There are no posts yet. The owner can add some on the Ingest page.")
@@ -209,7 +208,7 @@ asked = question.strip() if question and question.strip() else None
 override = st.session_state.pop(OVERRIDE, None)
 if asked or (override is not None and len(messages) >= 2 and messages[-2]["role"] == "user"):
     # A new question, or an override button: the last question again, in the chosen collections.
-    allowed = app_state.limiter().acquire()
+    allowed = shared.limiter().acquire()
     if not allowed.allowed:
         st.warning(allowed.message)
         asked = None

@@ -1,6 +1,6 @@
 """Evaluate (owner only): run a judged query set against retrieval configurations side by side.
 
-The work is core/compare.py's (`compare`); this page picks the set and the configurations, shows the
+The work is core/evaluate/compare.py's (`compare`); this page picks the set and the configurations, shows the
 summary (dense-only as the baseline, with ratios), the per-query rows and the downloads.
 """
 
@@ -11,8 +11,8 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core import app_state
-from core.compare import (
+from core.config import FUSIONS, RERANKERS, RETRIEVAL_MODES
+from core.evaluate import (
     CHUNK_SIZES,
     Comparison,
     QuerySet,
@@ -25,19 +25,17 @@ from core.compare import (
     summary_rows,
     uploaded_set,
 )
-from core.config import FUSIONS, RERANKERS, RETRIEVAL_MODES
-from core.evaluate import (
-    FIXED_DEPTH,
-)
+from core.evaluate.metrics import FIXED_DEPTH
+from pages import shared
 
 RESULT = "eval_result"  # session state: the last Comparison, kept across reruns
 SOURCES = {"demo": "Demo set (the demo blog)", "upload": "Upload queries.jsonl + qrels.tsv"}
 
-settings = app_state.base_settings()
-md = app_state.md_escape
+settings = shared.base_settings()
+md = shared.md_escape
 
 st.title("Evaluate retrieval")
-if not app_state.require_owner("Evaluating retrieval"):
+if not shared.require_owner("Evaluating retrieval"):
     st.stop()
 st.caption(
     f"recall@k, MRR@{FIXED_DEPTH} and nDCG@{FIXED_DEPTH} over the judged posts, evidence hit@k (a top-k chunk "
@@ -112,7 +110,7 @@ def run(query_set: QuerySet, configs: list, k: int) -> None:
         bar.progress(done / total if total else 1.0, text=message)
 
     try:
-        embedder = app_state.get_embedder_cached(settings)
+        embedder = shared.get_embedder_cached(settings)
         st.session_state[RESULT] = compare(
             query_set.queries,
             query_set.qrels,
@@ -123,7 +121,7 @@ def run(query_set: QuerySet, configs: list, k: int) -> None:
             embedder=embedder,
             progress=progress,
         )
-    except app_state.KNOWN_ERRORS as exc:
+    except shared.KNOWN_ERRORS as exc:
         bar.empty()
         st.error(f"Evaluation failed: {md(exc)}")
         st.session_state.pop(RESULT, None)

@@ -14,13 +14,12 @@ import hashlib
 
 import streamlit as st
 
-from core import app_state
-from core.ingest import prepare_chunks
+from core.ingest import prepare_chunks, rebuild_posts
 from core.llm import describe_llm
 from core.parse import FORMATS, parse_text
 from core.prepare import LLMPrepOptions, prepare_posts, preview_rewrites
-from core.rebuild import rebuild_posts
-from core.route import RulesError, load_rules, read_rules_text, route, rules_path, rules_template, save_rules
+from core.search import RulesError, load_rules, read_rules_text, route, rules_path, rules_template, save_rules
+from pages import shared
 
 UPLOAD_TYPES = ["md", "markdown", "txt", "html", "htm", "json", "jsonl"]
 PREVIEW_POSTS = 20  # a preview of hundreds of uploaded posts would bury the page
@@ -30,15 +29,15 @@ PREVIEW_NOTE = (
 REVIEWS = "rewrite_reviews"  # session state: review key → RewriteProposal
 PENDING = "rewrite_pending"  # session state: scope ("paste", "upload", "stored") → review keys shown
 
-settings = app_state.base_settings()
-md = app_state.md_escape
+settings = shared.base_settings()
+md = shared.md_escape
 
 st.title("Ingest posts")
-app_state.show_flash()
-if not app_state.require_owner("Ingesting and deleting posts"):
+shared.show_flash()
+if not shared.require_owner("Ingesting and deleting posts"):
     st.stop()
 
-store = app_state.get_store(settings)
+store = shared.get_store(settings)
 
 with st.expander("LLM preparation (optional)"):
     st.caption(
@@ -112,7 +111,7 @@ def show_reviews(scope: str) -> None:
             continue
         with st.expander(f"{md(proposal.title)}: {proposal.changed} sentence(s) rewritten", expanded=True):
             st.checkbox("Accept this rewrite", value=True, key=f"accept_{key}")
-            st.table(app_state.rewrite_frame(proposal).set_index("¶"))  # static: long sentences wrap
+            st.table(shared.rewrite_frame(proposal).set_index("¶"))  # static: long sentences wrap
             for note in proposal.notes:
                 st.caption(md(note))
 
@@ -120,7 +119,7 @@ def show_reviews(scope: str) -> None:
 def ingest(posts: list, scope: str, *, errors=(), force: bool = False, label: str = "ingestion"):
     """Ingest with the chosen LLM stages (after the rewrite review), or the built-in way."""
     if not llm_options.enabled:
-        return app_state.run_ingestion(posts, settings, errors=errors, force=force, label=label)
+        return shared.run_ingestion(posts, settings, errors=errors, force=force, label=label)
     options = llm_options
     if llm_options.rewrite:
         decisions, fresh = review_rewrites(posts, scope)
@@ -129,12 +128,12 @@ def ingest(posts: list, scope: str, *, errors=(), force: bool = False, label: st
             return None
         options = dataclasses.replace(llm_options, decisions=decisions)
     # The review stays shown: the author may change a decision and ingest again.
-    return app_state.run_ingestion(posts, settings, errors=errors, force=force, label=label, llm=options)
+    return shared.run_ingestion(posts, settings, errors=errors, force=force, label=label, llm=options)
 
 
 def show(report) -> None:
-    app_state.show_report(report)
-    app_state.show_llm_usage(report)
+    shared.show_report(report)
+    shared.show_llm_usage(report)
 
 
 def preview(posts: list, scope: str = "paste") -> None:
@@ -158,7 +157,7 @@ def preview(posts: list, scope: str = "paste") -> None:
                 if prep is not None and prep.chunks is not None
                 else prepare_chunks(post, settings)
             )
-        except app_state.KNOWN_ERRORS as exc:
+        except shared.KNOWN_ERRORS as exc:
             st.warning(f"{md(post.title)}: {md(exc)}")
             continue
         if prep is not None and prep.note:
@@ -169,9 +168,7 @@ def preview(posts: list, scope: str = "paste") -> None:
                 f"id {md(post.post_id)} · from {md(post.source)}"
                 + (f" · {md(post.date)}" if post.date else "")
             )
-            st.dataframe(
-                app_state.chunks_frame(chunks), hide_index=True, column_config=app_state.column_config()
-            )
+            st.dataframe(shared.chunks_frame(chunks), hide_index=True, column_config=shared.column_config())
     if posts:
         st.caption(PREVIEW_NOTE)
 
@@ -219,7 +216,7 @@ with upload_tab:
         help="Empty: each post's own collection (front matter or JSON field), else 'writings'.",
     )
     if files:
-        parsed = app_state.parse_uploads([(f.name, f.getvalue()) for f in files], upload_collection.strip())
+        parsed = shared.parse_uploads([(f.name, f.getvalue()) for f in files], upload_collection.strip())
         st.caption(f"{len(files)} files → {len(parsed.posts)} posts, {len(parsed.errors)} problems.")
         for error in parsed.errors:
             st.warning(f"{md(error.source)}: {md(error.message)}")
@@ -242,7 +239,7 @@ with upload_tab:
 with posts_tab:
     try:
         rows = store.list_posts()
-    except app_state.KNOWN_ERRORS as exc:
+    except shared.KNOWN_ERRORS as exc:
         st.error(f"Cannot list the posts: {md(exc)}")
         rows = []
     if not rows:
@@ -259,7 +256,7 @@ with posts_tab:
             hide_index=True,
             on_select="rerun",
             selection_mode="multi-row",
-            key=app_state.table_key("posts_table", [r["post_id"] for r in rows]),
+            key=shared.table_key("posts_table", [r["post_id"] for r in rows]),
             column_config={"n_chunks": st.column_config.NumberColumn("chunks")},
         )
         selected = [rows[i]["post_id"] for i in table.selection.rows if i < len(rows)]
@@ -269,11 +266,11 @@ with posts_tab:
             before = store.versions()
             try:
                 deleted = store.delete_posts(selected)
-            except app_state.KNOWN_ERRORS as exc:
+            except shared.KNOWN_ERRORS as exc:
                 st.error(f"Delete failed: {md(exc)}")
             else:
-                app_state.remember_undo(store, before, f"deletion of {deleted} posts")
-                app_state.flash(f"Deleted {deleted} posts.")
+                shared.remember_undo(store, before, f"deletion of {deleted} posts")
+                shared.flash(f"Deleted {deleted} posts.")
                 st.rerun()
         if col_reingest.button(
             "Re-ingest selected",
@@ -297,7 +294,7 @@ def routing_rules() -> None:
     """The routing rules file in a text area (saved only when valid) and a question to try the router on."""
     try:
         known = store.collections()
-    except app_state.KNOWN_ERRORS as exc:
+    except shared.KNOWN_ERRORS as exc:
         st.error(f"Cannot read the collections: {md(exc)}")
         return
     st.caption(
@@ -327,9 +324,9 @@ def routing_rules() -> None:
     trial = st.text_input("Try a question", key="routes_question")
     if trial.strip():
         try:
-            embedder = app_state.get_embedder_cached(settings)
+            embedder = shared.get_embedder_cached(settings)
             decision = route(trial, store, embedder, settings.replace(routing="auto"))
-        except app_state.KNOWN_ERRORS as exc:
+        except shared.KNOWN_ERRORS as exc:
             st.error(f"Cannot route: {md(exc)}")
             return
         st.caption(md(decision.summary()))
@@ -348,4 +345,4 @@ with st.expander("Collections routing"):
     routing_rules()
 
 st.divider()
-app_state.undo_button(settings)
+shared.undo_button(settings)

@@ -1,5 +1,5 @@
 """Inspect chunks: browse and search every chunk, see one in context, test what a question retrieves,
-and see which posts are about a topic (document-level view, core/posts.py).
+and see which posts are about a topic (document-level view, core/search/posts.py).
 
 Browsing and queries are open to readers; editing a chunk is the owner's.
 """
@@ -10,12 +10,12 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from core import app_state
 from core.config import RERANKERS, RETRIEVAL_MODES
 from core.embed import embedded_text
 from core.ingest import edit_chunk
-from core.posts import DEFAULT_SCORING, SCORINGS, posts_about
-from core.retrieve import search
+from core.search import posts_about, search
+from core.search.posts import DEFAULT_SCORING, SCORINGS
+from pages import shared
 
 COLUMNS = ["chunk_id", "post_id", "idx", "title", "collection", "section", "tokens", "keywords", "text"]
 SHOWN = ["title", "collection", "section", "tokens", "keywords", "text"]
@@ -35,20 +35,20 @@ SCORING_LABELS = {
 }
 PAGES = ["Browse chunks", "Test a query", "Posts about…"]
 
-settings = app_state.base_settings()
-store = app_state.get_store(settings)
-md = app_state.md_escape
+settings = shared.base_settings()
+store = shared.get_store(settings)
+md = shared.md_escape
 
 st.title("Inspect chunks")
-app_state.show_flash()
-settings = app_state.advanced_controls(settings)
+shared.show_flash()
+settings = shared.advanced_controls(settings)
 mode = st.radio("Mode", PAGES, horizontal=True, key="inspect_mode")
 
 
 def load_chunks() -> pd.DataFrame:
     try:
         return pd.DataFrame(store.list_chunks(columns=COLUMNS), columns=COLUMNS)
-    except app_state.KNOWN_ERRORS as exc:
+    except shared.KNOWN_ERRORS as exc:
         st.error(f"Cannot read the chunks: {md(exc)}")
         return pd.DataFrame(columns=COLUMNS)
 
@@ -121,7 +121,7 @@ def show_chunk(chunk_id: str) -> None:
             else:
                 st.caption("None: this is the " + ("first" if index < 0 else "last") + " chunk of the post.")
     st.markdown("**Edit this chunk**")
-    if not app_state.require_owner("Editing chunks"):
+    if not shared.require_owner("Editing chunks"):
         return
     with st.form(f"edit_{chunk_id}"):
         text = st.text_area("Text", value=row["text"], height=200)
@@ -136,13 +136,13 @@ def show_chunk(chunk_id: str) -> None:
                     text=text,
                     keywords=keywords.split(","),
                     store=store,
-                    embedder=app_state.get_embedder_cached(settings),
+                    embedder=shared.get_embedder_cached(settings),
                 )
-            except app_state.KNOWN_ERRORS as exc:
+            except shared.KNOWN_ERRORS as exc:
                 st.error(f"Could not save: {md(exc)}")
             else:
-                app_state.remember_undo(store, versions, "chunk edit")
-                app_state.flash("Saved and re-embedded the chunk.")
+                shared.remember_undo(store, versions, "chunk edit")
+                shared.flash("Saved and re-embedded the chunk.")
                 st.rerun()
 
 
@@ -158,8 +158,8 @@ def browse() -> None:
         hide_index=True,
         on_select="rerun",
         selection_mode="single-row",
-        key=app_state.table_key("chunk_table", shown["chunk_id"]),
-        column_config=app_state.column_config(),
+        key=shared.table_key("chunk_table", shown["chunk_id"]),
+        column_config=shared.column_config(),
     )
     rows = [i for i in event.selection.rows if i < len(shown)]
     if rows:
@@ -200,7 +200,7 @@ def stored_collections() -> list[str]:
     """The table's collections for the pickers (none when the table cannot be read: the pages say why)."""
     try:
         return store.collections()
-    except app_state.KNOWN_ERRORS:
+    except shared.KNOWN_ERRORS:
         return []
 
 
@@ -236,11 +236,11 @@ def query() -> None:
             question,
             settings.replace(reranker=reranker),
             store=store,
-            embedder=app_state.get_embedder_cached(settings),
+            embedder=shared.get_embedder_cached(settings),
             collections=chosen or None,
             mode=retrieval_mode,
         )
-    except app_state.KNOWN_ERRORS as exc:
+    except shared.KNOWN_ERRORS as exc:
         st.error(f"Search failed: {md(exc)}")
         return
     for note in result.notes:
@@ -267,7 +267,7 @@ def query() -> None:
         f"Rules: {found_by}; keep relevance ≥ {settings.threshold:.2f}, "
         f"but at least {settings.min_chunks} and at most {settings.max_chunks}."
     )
-    frame = with_scores(app_state.hits_frame(result.candidates, settings.threshold), result.candidates)
+    frame = with_scores(shared.hits_frame(result.candidates, settings.threshold), result.candidates)
     st.altair_chart(score_chart(frame, settings.threshold), width="stretch")
     st.dataframe(frame, hide_index=True, column_config=query_columns(), key="query_table")
 
@@ -287,7 +287,7 @@ def with_scores(frame: pd.DataFrame, candidates: list) -> pd.DataFrame:
 def query_columns() -> dict:
     cc = st.column_config
     return {
-        **app_state.column_config(),
+        **shared.column_config(),
         "dense rank": cc.NumberColumn(
             "dense rank", width="small", help="Rank in the dense (embedding) search"
         ),
@@ -328,12 +328,12 @@ def posts_view() -> None:
             question,
             settings,
             store=store,
-            embedder=app_state.get_embedder_cached(settings),
+            embedder=shared.get_embedder_cached(settings),
             k=int(k),
             collections=chosen or None,
             scoring=scoring,
         )
-    except app_state.KNOWN_ERRORS as exc:
+    except shared.KNOWN_ERRORS as exc:
         st.error(f"Ranking failed: {md(exc)}")
         return
     if not matches:
@@ -369,7 +369,7 @@ def posts_frame(matches: list) -> pd.DataFrame:
 def posts_columns() -> dict:
     cc = st.column_config
     return {
-        **app_state.column_config(),
+        **shared.column_config(),
         "date": cc.TextColumn("date", width="small"),
         "post similarity": cc.NumberColumn(
             "post similarity", format="%.3f", width="small", help="Cosine of the post vector and the question"
@@ -389,4 +389,4 @@ elif mode == "Test a query":
 else:
     posts_view()
 st.divider()
-app_state.undo_button(settings)
+shared.undo_button(settings)

@@ -5,26 +5,21 @@ from __future__ import annotations
 
 import pytest
 
-from core.answer import (
+from core.answer import NO_HITS_MESSAGE, AnswerStream, answer, rewrite_followup, translate_to_english
+from core.answer.generate import (
     DEFAULT_PROMPT_TEMPLATE,
-    NO_HITS_MESSAGE,
-    AnswerStream,
-    answer,
     build_messages,
     context_budget,
     fit_context,
     format_hit,
-    looks_english,
-    rewrite_followup,
     sources_of,
     system_prompt,
-    translate_to_english,
 )
+from core.answer.question import looks_english
 from core.config import Settings
-from core.llm import LLMError
-from core.local_llm import get_builtin_server
+from core.llm import LLMError, get_builtin_server
 from core.models import Hit
-from core.tokens import count_tokens
+from core.text import count_tokens
 from tests.servers import ScriptedOpenAIServer
 
 AUTHOR = {

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import app_state
 from core.config import Settings
 from core.ingest import ingest_posts
 from core.models import Block, Hit, Post
 from core.store import Store
+from pages import shared
 from tests.conftest import APP_TIMEOUT, isolate_app, open_app, shown, texts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -353,7 +353,7 @@ def test_admin_password_protects_owner_pages_only(corpus, monkeypatch):
 
 
 def test_wrong_passwords_lock_the_session(corpus):
-    from core.guard import PasswordGate
+    from core.serve import PasswordGate
 
     at = open_app("pages/ingest.py", admin_password="pw")
     at.session_state["owner_gate"] = PasswordGate(clock=lambda: 1000.0)  # time stands still: the lock holds
@@ -489,8 +489,8 @@ def test_chat_round_trip_with_the_builtin_model(corpus, monkeypatch):
     assert sources.startswith("**Sources**") and "1. On Bees" in sources
     assert any("Answered by the small offline model: rough." in c for c in texts(answer.caption))
     # The grounding line is shown exactly when the answer has a sentence long enough to judge.
-    from core.chunk import split_sentences
-    from core.grounding import MIN_WORDS, content_words
+    from core.answer.grounding import MIN_WORDS, content_words
+    from core.text import split_sentences
 
     text = answer.markdown[0].value
     judgeable = any(len(content_words(s)) >= MIN_WORDS for s in split_sentences(text))
@@ -514,7 +514,7 @@ def test_chat_round_trip_with_the_builtin_model(corpus, monkeypatch):
 
 
 def test_md_escape_shows_markdown_literally():
-    escaped = app_state.md_escape("**bold** [link](http://x) ![img](http://y) <b>:red[hi]</b> # h")
+    escaped = shared.md_escape("**bold** [link](http://x) ![img](http://y) <b>:red[hi]</b> # h")
     for raw in ("**", "](", "![", "<b>", ":red["):
         assert raw not in escaped
     assert escaped.replace("\\", "") == "**bold** [link](http://x) ![img](http://y) <b>:red[hi]</b> # h"
@@ -522,7 +522,7 @@ def test_md_escape_shows_markdown_literally():
 
 def test_safe_answer_stream_neutralises_images_across_deltas():
     deltas = ["See this !", "[pic](http://evil/?q=secret) and this", "![x](y)", " wow!"]
-    out = "".join(app_state.safe_answer_stream(deltas))
+    out = "".join(shared.safe_answer_stream(deltas))
     assert "![" not in out
     assert out.replace("\\", "") == "".join(deltas)
 
@@ -531,15 +531,15 @@ def test_explain_candidates():
     def hit(relevance: float, passed: bool) -> Hit:
         return Hit("p", "t", "c", "id", "", "x", [], relevance, 1, passed=passed)
 
-    assert app_state.explain(hit(0.5, True), 0.3) == "above threshold"
-    assert app_state.explain(hit(0.2, True), 0.3) == "below threshold, kept by min chunks"
-    assert app_state.explain(hit(0.5, False), 0.3) == "above threshold, cut by max chunks"
-    assert app_state.explain(hit(0.2, False), 0.3) == "below threshold"
+    assert shared.explain(hit(0.5, True), 0.3) == "above threshold"
+    assert shared.explain(hit(0.2, True), 0.3) == "below threshold, kept by min chunks"
+    assert shared.explain(hit(0.5, False), 0.3) == "above threshold, cut by max chunks"
+    assert shared.explain(hit(0.2, False), 0.3) == "below threshold"
 
 
 def test_rebuild_posts_keeps_ids_and_says_what_it_skips(data_dir, embedder):
+    from core.ingest import rebuild_posts
     from core.parse import parse_bytes
-    from core.rebuild import rebuild_posts
 
     settings = Settings.load({"data_dir": data_dir}, environ={})
     html = (
@@ -572,7 +572,7 @@ def test_rebuild_posts_keeps_ids_and_says_what_it_skips(data_dir, embedder):
 
 
 def test_parse_uploads_reports_bad_files_and_reads_the_rest():
-    result = app_state.parse_uploads(
+    result = shared.parse_uploads(
         [
             ("a.txt", b"Some text about bees."),
             ("b.exe", b"MZ\x00\x00"),

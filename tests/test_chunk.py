@@ -5,10 +5,11 @@ import re
 
 import pytest
 
-from core.chunk import TAG_RE, chunk_post, fixed_chunks, paragraph_chunks, split_sentences
+from core.chunk import chunk_post, fixed_chunks, paragraph_chunks
 from core.config import Settings
 from core.models import Block, Post, PreChunk
-from core.tokens import count_tokens
+from core.text import count_tokens, split_sentences
+from core.text.sentences import TAG_RE
 
 TARGET = Settings().chunk_tokens
 

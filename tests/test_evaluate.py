@@ -8,34 +8,34 @@ from pathlib import Path
 
 import pytest
 
-from core.compare import (
+from core.evaluate import (
     EvalConfig,
-    check_set,
+    EvalReport,
+    Query,
     compare,
     comparison_to_csv,
     comparison_to_json,
     config_grid,
-    per_query_rows,
-    summary_rows,
-)
-from core.evaluate import (
-    EvalReport,
-    Query,
-    decode_upload,
-    doc_ranking,
-    evidence_hit_at_k,
     format_table,
     load_qrels,
     load_queries,
+    per_query_rows,
+    percentile,
+    report_to_json,
+    run_eval,
+    summary_rows,
+)
+from core.evaluate.metrics import (
+    decode_upload,
+    doc_ranking,
+    evidence_hit_at_k,
     mrr_at_k,
     ndcg_at_k,
-    percentile,
     read_qrels,
     read_queries,
     recall_at_k,
-    report_to_json,
-    run_eval,
 )
+from core.evaluate.querysets import check_set
 
 SCIFACT = Path(__file__).parents[1].parent / "shared/eval/scifact"
 
@@ -360,7 +360,7 @@ def test_run_eval_leaves_out_unmeasured_means():
 
 def test_run_eval_latency_comes_from_perf_counter(monkeypatch):
     ticks = iter([0.0, 0.010, 1.0, 1.030])  # two calls: 10 ms and 30 ms
-    monkeypatch.setattr("core.evaluate.time.perf_counter", lambda: next(ticks))
+    monkeypatch.setattr("core.evaluate.metrics.time.perf_counter", lambda: next(ticks))
     report = run_eval(QUERIES[:2], QRELS, fake_retrieve)
     assert [round(r.latency_ms, 6) for r in report.per_query] == [10.0, 30.0]
     # p50 of [10, 30] = 10 + 0.5 * 20 = 20; p95 = 10 + 0.95 * 20 = 29
@@ -442,9 +442,8 @@ def test_demo_evidence_quotes_occur_verbatim_in_the_relevant_posts_chunks():
     """Every demo query has evidence, and each quote is inside one chunk of its most relevant post, at
     the default chunk size and at the sizes the Evaluate page offers (quotes never straddle chunks)."""
     from core.chunk import chunk_post
-    from core.compare import CHUNK_SIZES, demo_set
     from core.config import Settings
-    from core.evaluate import evidence_found
+    from core.evaluate import CHUNK_SIZES, demo_set, evidence_found
 
     demo = demo_set()
     posts = {post.post_id: post for post in demo.posts or []}

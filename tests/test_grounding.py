@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.grounding import check_grounding, content_words
+from core.answer import check_grounding
+from core.answer.grounding import content_words
 from core.models import Hit
 
 EXCERPTS = [
@@ -53,7 +54,7 @@ def test_content_words_ignore_stopwords_and_case():
 
 
 def test_specifics_normalise_numbers_and_find_names():
-    from core.grounding import specifics
+    from core.answer.grounding import specifics
 
     assert specifics("I buy at least thirty percent more wood, about 1,200 board feet.") == {"30", "1200"}
     assert specifics("I turned thirty-five in October.") == {"35", "october"}
@@ -77,8 +78,8 @@ def test_a_changed_number_or_name_is_unsupported_even_when_the_sentence_is_simil
 def test_labelled_set_flags_inventions_without_flagging_the_authors_words(tmp_path):
     """The check on data/demo/eval/grounding.jsonl (bench/grounding.py measures the same set)."""
     from bench.grounding import flags, load_labels, measure, scores
+    from core.answer.grounding import OVERLAP_THRESHOLD, SIMILARITY_THRESHOLD
     from core.config import Settings
-    from core.grounding import OVERLAP_THRESHOLD, SIMILARITY_THRESHOLD
 
     items = measure(Settings.load({"data_dir": tmp_path / "db"}, environ={}), load_labels())
     result = scores(items, flags(items, SIMILARITY_THRESHOLD, OVERLAP_THRESHOLD, details=True))

@@ -6,14 +6,8 @@ import itertools
 
 import pytest
 
-from core.guard import (
-    FREE_TRIES,
-    MAX_LOCK_SECONDS,
-    PasswordGate,
-    RateLimiter,
-    lock_seconds,
-    password_matches,
-)
+from core.serve import PasswordGate, RateLimiter
+from core.serve.guard import FREE_TRIES, MAX_LOCK_SECONDS, lock_seconds, password_matches
 
 
 class Clock:

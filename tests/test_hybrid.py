@@ -7,8 +7,10 @@ import pytest
 from core.config import Settings
 from core.ingest import edit_chunk, ingest_posts
 from core.models import Block, Post
-from core.retrieve import rrf_best, rrf_scores, score_fusion, search
-from core.store import SEARCH_TEXT, KeywordSearchError, Store
+from core.search import search
+from core.search.retrieve import rrf_best, rrf_scores, score_fusion
+from core.store import KeywordSearchError, Store
+from core.store.schema import SEARCH_TEXT
 
 POSTS = {
     # The rare proper noun: mentioned once, in passing, in a chunk about something else.
@@ -256,7 +258,7 @@ def test_unknown_mode_is_refused(table, settings, embedder):
 
 
 def test_a_reembed_keeps_keyword_search_indexed(fresh, settings, embedder):
-    from core.reembed import reembed
+    from core.ingest import reembed
 
     reembed(settings, store=fresh, embedder=embedder)  # overwrites the table in one commit
     assert fresh.has_fts_index(fresh.chunks)

@@ -148,9 +148,9 @@ class FailingEmbedder:
 def test_crash_half_way_keeps_finished_posts_and_no_partial_post(
     small, store, embedder, tmp_path, monkeypatch
 ):
-    import core.ingest
+    import core.ingest.pipeline
 
-    monkeypatch.setattr(core.ingest, "WINDOW_CHUNKS", 1)  # one post per commit
+    monkeypatch.setattr(core.ingest.pipeline, "WINDOW_CHUNKS", 1)  # one post per commit
     root = tmp_path / "many"
     for i in range(4):
         write(root / f"p{i}.md", md(f"Post {i}", [f"{BEES[i]} Number {i}.", BREAD[i % 2]], f"p{i}"))

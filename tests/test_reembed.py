@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 
 from core.embed import EmbedError
-from core.ingest import ingest_posts
+from core.ingest import ingest_posts, reembed
 from core.models import Block, Post
-from core.reembed import reembed
-from core.retrieve import search
+from core.search import search
 from core.store import ModelMismatchError
 from tests.servers import ScriptedOpenAIServer
 

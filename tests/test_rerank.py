@@ -17,15 +17,8 @@ from core.cli import main
 from core.config import ConfigError, Settings
 from core.ingest import ingest_posts
 from core.models import Block, Hit, Post
-from core.rerank import (
-    RerankError,
-    apply_scores,
-    get_reranker,
-    parse_judgement,
-    passage,
-    prepare_reranker,
-)
-from core.retrieve import search
+from core.search import prepare_reranker, search
+from core.search.rerank import RerankError, apply_scores, get_reranker, parse_judgement, passage
 from core.store import Store
 from tests.servers import Reply, ScriptedOpenAIServer, chat_completion
 

@@ -7,7 +7,8 @@ import pytest
 
 from core.ingest import ingest_posts
 from core.models import Block, Hit, Post
-from core.retrieve import search, select
+from core.search import search
+from core.search.retrieve import select
 
 TOPICS = {
     "bees": ("On Bees", "writings", "Our beehives swarmed in May; the queen left with half of the colony."),

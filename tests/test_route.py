@@ -16,19 +16,8 @@ from core.cli import main
 from core.config import Settings
 from core.ingest import ingest_posts
 from core.models import Block, Post
-from core.route import (
-    ROUTE_MARGIN,
-    Route,
-    RulesError,
-    collection_vectors,
-    decide,
-    load_rules,
-    parse_rules,
-    route,
-    route_and_search,
-    rules_path,
-    save_rules,
-)
+from core.search import Route, RulesError, load_rules, route, route_and_search, rules_path, save_rules
+from core.search.route import ROUTE_MARGIN, collection_vectors, decide, parse_rules
 from core.store import Store
 from tests.conftest import CountingEmbedder, isolate_app, open_app
 

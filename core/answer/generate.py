@@ -1,0 +1,271 @@
+"""Answer a reader's question in the author's voice, grounded only in retrieved excerpts.
+
+    stream = answer(question, hits, settings, history)
+    for delta in stream: ...          # streamed text
+    stream.text, stream.sources, stream.used_hits, stream.model_label, stream.builtin, stream.usage
+
+The excerpts go in the last user message, each as `[<title> | relevance=0.8123]` (or
+`[<title> — <section> | relevance=0.8123]`) followed by its text, separated by blank lines, best first,
+as many as fit the token budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from core.config import Settings
+from core.llm import Usage, describe_llm, stream_chat
+from core.models import Hit
+from core.text import count_tokens, encoding
+
+DEFAULT_PROMPT_TEMPLATE = (
+    "You are {author_name}, {author_description}. "
+    "Answer the reader's question in your own voice (first person), using ONLY the provided excerpts from "
+    "your writings. If the excerpts don't support an answer, say so plainly rather than guessing. "
+    "Recommend at most two posts for further reading, by title. "
+    "Answer in the language of the question."
+)
+
+NO_HITS_MESSAGE = "I haven't written about that, so I can't answer it from my posts."
+
+# Budget for the excerpts when settings.context_token_budget is not set. Budgets are counted with
+# tiktoken (o200k); the built-in SmolLM2 tokenizer needs more tokens for the same text (measured: English
+# ~1.2x, French/German ~1.45x, Japanese ~2.3x), so its share of local_context is divided by
+# BUILTIN_TOKEN_RATIO, and capped because prompt processing on a small CPU is slow (a 2-core machine
+# takes tens of seconds for a few thousand tokens) and a 135M model makes little use of long contexts.
+REMOTE_CONTEXT_BUDGET = 12_000
+BUILTIN_HEADROOM = 1_000  # system prompt, question, chat template
+BUILTIN_TOKEN_RATIO = 2.3
+BUILTIN_BUDGET_CAP = 1_200
+MIN_CONTEXT_BUDGET = 300
+HISTORY_MESSAGES = 6  # previous turns kept in the prompt (3 exchanges)
+SEPARATOR = "\n\n"
+
+
+@dataclass
+class Source:
+    """A post cited by an answer: one per distinct post among the used excerpts."""
+
+    post_id: str
+    title: str
+    relevance: float
+    collection: str = ""
+    date: str = ""
+
+    def to_json(self) -> dict:
+        return {
+            "post_id": self.post_id,
+            "title": self.title,
+            "relevance": round(float(self.relevance), 6),
+            "collection": self.collection,
+            "date": self.date,
+        }
+
+
+# Prompt ---------------------------------------------------------------------------------------------------
+
+
+def system_prompt(settings: Settings, prompt_template: str | None = None) -> str:
+    """The persona rules with the author's name and description filled in.
+
+    A custom `prompt_template` may use `{author_name}` and `{author_description}`; other braces are kept
+    as written.
+    """
+    template = prompt_template or DEFAULT_PROMPT_TEMPLATE
+    return template.replace("{author_name}", settings.author_name).replace(
+        "{author_description}", settings.author_description
+    )
+
+
+def format_hit(hit: Hit) -> str:
+    label = f"{hit.title} — {hit.section}" if hit.section and hit.section != hit.title else hit.title
+    return f"[{label} | relevance={float(hit.relevance):.4f}]\n{hit.text.strip()}"
+
+
+def context_budget(settings: Settings) -> int:
+    """Tokens (tiktoken o200k) allowed for the excerpts."""
+    if settings.context_token_budget:
+        return settings.context_token_budget
+    if settings.uses_builtin_llm:
+        room = (settings.local_context - settings.max_tokens - BUILTIN_HEADROOM) / BUILTIN_TOKEN_RATIO
+        return max(MIN_CONTEXT_BUDGET, min(int(room), BUILTIN_BUDGET_CAP))
+    return REMOTE_CONTEXT_BUDGET
+
+
+def _truncate(text: str, tokens: int) -> str:
+    enc = encoding()
+    ids = enc.encode(text, disallowed_special=())
+    return enc.decode(ids[: max(0, tokens)]).rstrip() + " …"
+
+
+def diversify(hits: list[Hit], max_per_post: int = 0) -> list[Hit]:
+    """Hits best first, except that a post's chunks after its best `max_per_post` wait until every other
+    post's chunks have had their turn (then they follow in rank order). 0 = no cap: plain rank order."""
+    ordered = sorted(hits, key=lambda h: float(h.relevance), reverse=True)
+    if max_per_post <= 0:
+        return ordered
+    taken: dict[str, int] = {}
+    first: list[Hit] = []
+    later: list[Hit] = []
+    for hit in ordered:
+        count = taken.get(hit.post_id, 0)
+        (first if count < max_per_post else later).append(hit)
+        taken[hit.post_id] = count + 1
+    return first + later
+
+
+def fit_context(hits: list[Hit], budget: int, max_per_post: int = 0) -> tuple[str, list[Hit]]:
+    """Format hits best-first until the budget is full; returns the context and the hits used.
+
+    With `max_per_post` > 0 the hits are taken in `diversify` order, so one long post cannot fill the
+    context while other posts' passing chunks wait; what is used is still shown best first.
+    Stops at the first excerpt that does not fit (lower-ranked ones are not tried). If even the best one
+    alone is too big, its text is cut to fit, so there is always some context when there are hits.
+    """
+    blocks: list[str] = []
+    used: list[Hit] = []
+    total = 0
+    sep_tokens = count_tokens(SEPARATOR)
+    for hit in diversify(hits, max_per_post):
+        block = format_hit(hit)
+        cost = count_tokens(block) + (sep_tokens if blocks else 0)
+        if total + cost > budget:
+            if not blocks:
+                header = format_hit(Hit(**{**hit.__dict__, "text": ""}))
+                room = budget - count_tokens(header) - 2
+                if room > 0:
+                    blocks.append(f"{header}{_truncate(hit.text.strip(), room)}")
+                    used.append(hit)
+            break
+        blocks.append(block)
+        used.append(hit)
+        total += cost
+    # Best first again (a stable sort keeps rank order among equal relevances).
+    pairs = sorted(zip(used, blocks, strict=True), key=lambda pair: float(pair[0].relevance), reverse=True)
+    return SEPARATOR.join(block for _, block in pairs), [hit for hit, _ in pairs]
+
+
+def clean_history(history: list[dict] | None) -> list[dict]:
+    turns = [
+        {"role": m["role"], "content": str(m["content"])}
+        for m in history or []
+        if isinstance(m, dict) and m.get("role") in ("user", "assistant") and m.get("content")
+    ]
+    return turns[-HISTORY_MESSAGES:]
+
+
+def build_messages(
+    question: str,
+    hits: list[Hit],
+    settings: Settings,
+    history: list[dict] | None = None,
+    *,
+    prompt_template: str | None = None,
+) -> tuple[list[dict], list[Hit]]:
+    """The chat messages for one answer, and the hits that made it into the context.
+
+    history: earlier turns as {"role": "user"|"assistant", "content": str}; the last few are kept and
+    their tokens come out of the excerpt budget.
+    """
+    turns = clean_history(history)
+    budget = context_budget(settings) - sum(count_tokens(m["content"]) for m in turns)
+    context, used = fit_context(hits, max(budget, MIN_CONTEXT_BUDGET), settings.max_chunks_per_post)
+    user = (
+        f"Excerpts from my writings:\n\n{context}\n\nReader's question: {question.strip()}"
+        if used
+        else f"(No excerpts from my writings match this question.)\n\nReader's question: {question.strip()}"
+    )
+    messages = [{"role": "system", "content": system_prompt(settings, prompt_template)}, *turns]
+    messages.append({"role": "user", "content": user})
+    return messages, used
+
+
+def sources_of(hits: list[Hit]) -> list[Source]:
+    """Distinct posts of the hits, ordered by their best relevance (ties: first seen)."""
+    best: dict[str, Source] = {}
+    for hit in hits:
+        current = best.get(hit.post_id)
+        if current is None:
+            best[hit.post_id] = Source(hit.post_id, hit.title, float(hit.relevance), hit.collection, hit.date)
+        elif hit.relevance > current.relevance:
+            current.relevance = float(hit.relevance)
+    return sorted(best.values(), key=lambda s: s.relevance, reverse=True)
+
+
+# Answer ---------------------------------------------------------------------------------------------------
+
+
+class AnswerStream:
+    """Iterate for text deltas (the model is called on first iteration, not before).
+
+    Known before iterating: `messages`, `used_hits`, `sources`, `model_label`, `builtin`.
+    After iterating: `text` (the whole answer), `usage`, `done`. Iterating again replays `text` in one piece.
+    LLMError propagates out of the iteration; `text` then holds what had arrived.
+    """
+
+    def __init__(
+        self,
+        question: str,
+        hits: list[Hit],
+        settings: Settings,
+        history: list[dict] | None = None,
+        *,
+        prompt_template: str | None = None,
+    ) -> None:
+        self.question = question
+        self.settings = settings
+        self.messages, self.used_hits = build_messages(
+            question, hits, settings, history, prompt_template=prompt_template
+        )
+        self.sources = sources_of(self.used_hits)
+        self.model_label = describe_llm(settings)
+        self.builtin = settings.uses_builtin_llm
+        self.usage = Usage()
+        self.text = ""
+        self.done = False
+        self.called_model = False
+        self.truncated = False  # the model stopped at max_tokens, mid-answer
+
+    def __iter__(self) -> Iterator[str]:
+        if self.done:
+            if self.text:
+                yield self.text
+            return
+        if not self.used_hits:
+            self.text = NO_HITS_MESSAGE
+            self.done = True
+            yield self.text
+            return
+        self.called_model = True
+        parts: list[str] = []
+        try:
+            for delta in stream_chat(
+                self.settings,
+                self.messages,
+                temperature=self.settings.temperature,
+                max_tokens=self.settings.max_tokens,
+                usage=self.usage,
+                on_finish=self._finished,
+            ):
+                parts.append(delta)
+                self.text = "".join(parts)
+                yield delta
+        finally:
+            self.text = "".join(parts)
+        self.done = True
+
+    def _finished(self, reason: str) -> None:
+        self.truncated = reason == "length"
+
+
+def answer(
+    question: str,
+    hits: list[Hit],
+    settings: Settings,
+    history: list[dict] | None = None,
+    *,
+    prompt_template: str | None = None,
+) -> AnswerStream:
+    """Prepare an answer; iterate the result to stream it. No hits → a fixed message, no model call."""
+    return AnswerStream(question, hits, settings, history, prompt_template=prompt_template)

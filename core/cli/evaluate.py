@@ -1,0 +1,161 @@
+"""`inkwell eval`: retrieval quality of configurations side by side."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from core.cli.main import (
+    command,
+    listed,
+    main,
+    print_json,
+    settings_for,
+    shorten,
+)
+from core.config import RERANKERS, RETRIEVAL_MODES
+
+
+def _modes(values: tuple[str, ...], default: str) -> list[str]:
+    """--mode values, repeatable and/or comma-separated, in order, without repeats."""
+    return listed(values, RETRIEVAL_MODES, default, "'--mode'")
+
+
+@command(main, "eval")
+@click.option(
+    "--queries", required=True, type=click.Path(exists=True, dir_okay=False), help="JSONL of {id, text}."
+)
+@click.option(
+    "--qrels",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="TSV query_id, doc_id, score.",
+)
+@click.option("--k", type=int, default=10, show_default=True, help="Cut-off for recall@k.")
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    help="dense, fts and/or hybrid (repeatable or comma-separated, e.g. dense,fts,hybrid): one row "
+    "per mode. Default: the retrieval_mode setting.",
+)
+@click.option(
+    "--rerank",
+    "rerankers",
+    multiple=True,
+    help="none, llm and/or cross-encoder (repeatable or comma-separated, e.g. none,llm): one row per "
+    "mode and reranker, named like hybrid+llm. Default: the reranker setting (none).",
+)
+@click.option(
+    "--fusion",
+    "fusions",
+    multiple=True,
+    help="score and/or rrf (repeatable or comma-separated): hybrid rows per fusion. "
+    "Default: the fusion setting.",
+)
+@click.option(
+    "--chunk-tokens",
+    "chunk_tokens",
+    type=int,
+    multiple=True,
+    help="Chunk sizes to compare (repeatable), each searched in a scratch table under "
+    "<data-dir>/eval-tables (the stored table is never changed). Default: the stored table as it is.",
+)
+@click.option(
+    "--posts",
+    "posts_path",
+    type=click.Path(exists=True),
+    help="Evaluate on these posts (file or folder, ingested into scratch tables), not the stored table.",
+)
+@click.option("--per-query", is_flag=True, help="Also print each query's nDCG@10 and evidence found per row.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (one line per row).")
+def eval_cmd(
+    queries: str,
+    qrels: str,
+    k: int,
+    modes: tuple[str, ...],
+    rerankers: tuple[str, ...],
+    fusions: tuple[str, ...],
+    chunk_tokens: tuple[int, ...],
+    posts_path: str | None,
+    per_query: bool,
+    as_json: bool,
+    data_dir: str | None,
+) -> None:
+    """Measure retrieval against judged queries: recall@k, MRR@10, nDCG@10, evidence hit@k, latency.
+
+    One row per configuration (every combination of --mode, --fusion, --rerank and --chunk-tokens), side
+    by side; with a dense row, the last column is each row's nDCG@10 over dense's.
+    """
+    from core.config import FUSIONS
+    from core.evaluate import compare, config_grid, format_table, load_qrels, load_queries, report_to_json
+
+    settings = settings_for(data_dir)
+    if k < 1:
+        raise click.BadParameter("--k must be at least 1")
+    if any(size < 20 for size in chunk_tokens):
+        raise click.BadParameter("chunk sizes must be at least 20 tokens", param_hint="'--chunk-tokens'")
+    configs = config_grid(
+        settings,
+        _modes(modes, settings.retrieval_mode),
+        listed(fusions, FUSIONS, settings.fusion, "'--fusion'"),
+        listed(rerankers, RERANKERS, settings.reranker, "'--rerank'"),
+        list(chunk_tokens),
+    )
+    loaded, judgements = load_queries(queries), load_qrels(qrels)
+    posts = _eval_posts(posts_path) if posts_path else None
+    with click.progressbar(length=1, label="Evaluating", file=sys.stderr) as bar:
+
+        def progress(done: int, total: int, message: str) -> None:
+            bar.length = total
+            bar.update(done - bar.pos)
+
+        comparison = compare(loaded, judgements, configs, settings, k=k, posts=posts, progress=progress)
+    for note in comparison.notes:
+        click.secho(note, fg="yellow", err=True)
+    for result in comparison.results:
+        for note in result.notes:
+            click.secho(f"{result.config.name}: {note}", fg="yellow", err=True)
+    if as_json:
+        for result in comparison.results:
+            extra = {"overrides": result.config.overrides, "chunks": result.chunks, "notes": result.notes}
+            print_json({**report_to_json(result.report), **extra})
+        return
+    baseline = comparison.baseline if len(configs) > 1 else None
+    click.echo(format_table(comparison.reports, baseline))
+    if per_query:
+        click.echo()
+        click.echo(_per_query_table(comparison))
+
+
+def _eval_posts(path: str) -> list[Any]:
+    from core.parse import parse_paths
+
+    parsed = parse_paths([path])
+    for error in parsed.errors:
+        click.secho(f"skipped {error}", fg="yellow", err=True)
+    if not parsed.posts:
+        raise click.ClickException(f"no posts could be read from {path}")
+    return parsed.posts
+
+
+def _per_query_table(comparison: Any) -> str:
+    """Each query's nDCG@10 per configuration, with the evidence quotes found (n/m) when it has some."""
+    ndcg = "ndcg@10"
+    names = [r.config.name for r in comparison.results]
+    rows = [["query", *names, "text"]]
+    for i, query in enumerate(comparison.queries):
+        cells = [query.id]
+        for result in comparison.results:
+            scored = result.report.per_query[i]
+            value = scored.metrics.get(ndcg)
+            cell = "-" if value is None else f"{value:.3f}"
+            if query.evidence:
+                cell += f" ev {len(scored.evidence_found)}/{len(query.evidence)}"
+            cells.append(cell)
+        rows.append([*cells, shorten(query.text, 60)])
+    widths = [max(len(row[col]) for row in rows) for col in range(len(rows[0]) - 1)]
+    lines = ["  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[-1]]) for row in rows]
+    return "\n".join(line.rstrip() for line in lines)

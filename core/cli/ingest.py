@@ -1,0 +1,210 @@
+"""`inkwell ingest`, `import`, `export` and `reembed`: getting posts in and out."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from core.cli.main import (
+    EMBED_MODEL_HELP,
+    command,
+    main,
+    print_json,
+    settings_for,
+)
+from core.config import Settings
+from core.ingest import IngestReport
+from core.llm import LLMStats
+from core.models import Post
+from core.prepare import LLMPrepOptions, prepare_posts
+
+
+@command(main)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--collection", help="Put every post in this collection (default: front matter or top folder).")
+@click.option("--title", help="Title for text read from standard input (PATH '-').")
+@click.option("--force", is_flag=True, help="Re-process posts even when unchanged.")
+@click.option("--strategy", type=click.Choice(["paragraph", "fixed"]), help="Chunking strategy.")
+@click.option("--chunk-tokens", type=int, help="Target chunk size in tokens (paragraph strategy).")
+@click.option("--embed-model", help=EMBED_MODEL_HELP)
+@click.option("--rewrite", is_flag=True, help="LLM: make 'this', 'those people'… say what they mean.")
+@click.option("--llm-chunks", is_flag=True, help="LLM: cut chunks by topic (checked against the post).")
+@click.option("--llm-keywords", is_flag=True, help="LLM: 1-6 keywords per chunk, seeing the whole post.")
+@click.option("--llm-concurrency", type=click.IntRange(min=1), help="Posts prepared by the LLM at once (4).")
+@click.option("--dry-run", is_flag=True, help="With LLM options: print rewrites and chunks, store nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def ingest(
+    paths: tuple[str, ...],
+    collection: str | None,
+    title: str | None,
+    force: bool,
+    strategy: str | None,
+    chunk_tokens: int | None,
+    embed_model: str | None,
+    rewrite: bool,
+    llm_chunks: bool,
+    llm_keywords: bool,
+    llm_concurrency: int | None,
+    dry_run: bool,
+    as_json: bool,
+    data_dir: str | None,
+) -> None:
+    """Ingest files and folders (.md .txt .html .json .jsonl, bundles); '-' reads one post from stdin.
+
+    Idempotent: unchanged posts are skipped and unchanged chunks are never embedded again. The LLM
+    options (at most two requests per post, replies cached) use the configured chat model.
+    """
+    from core.cli.ingest import dry_run_lines, outcome_lines
+    from core.ingest import ingest_posts
+    from core.parse import parse_paths, parse_text
+    from core.prepare import LLMPrepOptions
+
+    llm = LLMPrepOptions(rewrite, llm_chunks, llm_keywords, llm_concurrency)
+
+    settings = settings_for(
+        data_dir, chunk_strategy=strategy, chunk_tokens=chunk_tokens, embed_model=embed_model
+    )
+    files = [p for p in paths if p != "-"]
+    parsed = parse_paths(files, collection=collection)
+    if "-" in paths:
+        if not title:
+            raise click.UsageError("reading a post from standard input needs --title")
+        parsed.posts.append(parse_text(sys.stdin.read(), title, collection=collection or "writings"))
+    for error in parsed.errors:
+        click.secho(f"skipped {error}", fg="yellow", err=True)
+    if dry_run:
+        if not llm.enabled:
+            raise click.UsageError("--dry-run needs --rewrite, --llm-chunks or --llm-keywords")
+        for line in dry_run_lines(parsed.posts, settings, llm):
+            click.echo(line)
+        return
+
+    with click.progressbar(length=max(1, len(parsed.posts)), label="Ingesting", file=sys.stderr) as bar:
+        last = [0]
+
+        def progress(done: int, total: int, message: str) -> None:
+            bar.update(done - last[0])
+            last[0] = done
+
+        report = ingest_posts(
+            parsed.posts, settings, progress=progress, errors=parsed.errors, force=force, llm=llm
+        )
+
+    for line in outcome_lines(report, llm):
+        click.echo(line, err=True)
+    finish_report(report, as_json)
+
+
+def finish_report(report: Any, as_json: bool) -> None:
+    """Print an ingest report (failures to stderr); exit 1 when any file or post failed."""
+    for outcome in report.outcomes:
+        if outcome.status == "failed":
+            click.secho(f"failed {outcome.source} ({outcome.post_id}): {outcome.message}", fg="red", err=True)
+    if as_json:
+        print_json(report.to_json())
+    else:
+        click.echo(report.summary())
+    if not report.ok:
+        sys.exit(1)
+
+
+@command(main, "export")
+@click.argument("path", type=click.Path(dir_okay=False, writable=True))
+def export_cmd(path: str, data_dir: str | None) -> None:
+    """Write every chunk to PATH in NUMAIN's chunks.json format."""
+    from core.ingest import write_export
+    from core.store import Store
+
+    count = write_export(Store(settings_for(data_dir).data_dir), path)
+    click.echo(f"exported {count} chunks to {path}")
+
+
+@command(main, "import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--collection", help="Put every imported post in this collection.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def import_cmd(path: str, collection: str | None, as_json: bool, data_dir: str | None) -> None:
+    """Import a chunks.json file (chunks are kept exactly as cut; only new texts are embedded)."""
+    from core.ingest import ingest_paths
+
+    report = ingest_paths([path], settings_for(data_dir), collection=collection)
+    for error in report.errors:
+        click.secho(f"skipped {error}", fg="yellow", err=True)
+    finish_report(report, as_json)
+
+
+@command(main)
+@click.option(
+    "--embed-backend", type=click.Choice(["local", "openai"]), help="Embedding backend to switch to."
+)
+@click.option(
+    "--embed-model",
+    help="Model name or path to switch to, e.g. multilingual-e5-small or all-MiniLM-L6-v2 (default: the "
+    "configured one).",
+)
+@click.option("--embed-dimensions", type=int, help="Vector size for OpenAI text-embedding-3 models.")
+def reembed(
+    embed_backend: str | None, embed_model: str | None, embed_dimensions: int | None, data_dir: str | None
+) -> None:
+    """Re-embed every stored chunk with another embedding model (texts and keywords are kept)."""
+    from core.ingest import reembed as run_reembed
+
+    settings = settings_for(
+        data_dir, embed_backend=embed_backend, embed_model=embed_model, embed_dimensions=embed_dimensions
+    )
+    with click.progressbar(length=1, label="Re-embedding", file=sys.stderr) as bar:
+
+        def progress(done: int, total: int, message: str) -> None:
+            bar.length = total
+            bar.update(done - bar.pos)
+
+        count = run_reembed(settings, progress=progress)
+    click.echo(f"re-embedded {count} chunks with {settings.embed_backend}:{settings.effective_embed_model}")
+
+
+# LLM preparation output ---
+
+
+def outcome_lines(report: IngestReport, options: LLMPrepOptions) -> list[str]:
+    """One line per stored post that went through the LLM stages: rewritten sentences, status, notes."""
+    lines = []
+    for o in report.outcomes:
+        if not o.llm:
+            continue
+        parts = [f"{o.rewritten} sentence(s) rewritten"] if options.rewrite else []
+        parts.append(f"LLM {o.llm}")
+        if o.note:
+            parts.append(o.note)
+        lines.append(f"{o.post_id}: {'; '.join(parts)}")
+    return lines
+
+
+def dry_run_lines(posts: Sequence[Post], settings: Settings, options: LLMPrepOptions) -> list[str]:
+    """What ingesting with `options` would do to each post (rewrites as a sentence diff, the chunks and
+    their keywords), without storing anything but the cached replies."""
+    prepared = prepare_posts(posts, settings, options)
+    total = LLMStats()
+    lines: list[str] = []
+    for post in posts:
+        prep = prepared[post.post_id]
+        total.merge(prep.stats)
+        lines.append(
+            f"== {post.title} ({post.post_id}): LLM {prep.status}" + (f"; {prep.note}" if prep.note else "")
+        )
+        if options.rewrite:
+            changed = prep.proposal.changed if prep.proposal else 0
+            lines.append(f"   {changed} sentence(s) rewritten")
+            lines += [f"   {line}" for line in (prep.proposal.diff_lines() if prep.proposal else [])]
+        chunks = prep.chunks or []
+        for chunk in chunks:
+            flat = " ".join(chunk.text.split())
+            flat = flat if len(flat) <= 100 else flat[:99] + "…"
+            section = f" [{chunk.section}]" if chunk.section else ""
+            lines.append(
+                f"   chunk {chunk.index}{section} {chunk.tokens} tokens ({', '.join(chunk.keywords)}): {flat}"
+            )
+    lines.append(total.summary())
+    return lines

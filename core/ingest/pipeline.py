@@ -1,0 +1,398 @@
+"""Ingestion: posts → chunks → keywords → vectors → LanceDB, idempotently.
+
+A post whose content, metadata and chunking settings are unchanged is skipped without any work. A
+changed post is re-chunked; each chunk's vector is looked up by a hash of (model, embedded text) and
+only new texts are embedded, so editing one paragraph re-embeds one chunk. Posts are written in
+windows, each window one atomic commit, so a run killed half-way keeps every finished window and
+leaves no partial post.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from core.chunk import add_keywords, chunk_post, post_terms
+from core.config import Settings
+from core.embed import Embedder, chunk_embedded_text, content_hash, embedder_for_new_table, embedder_for_store
+from core.ingest.report import IngestReport, PostOutcome, Progress
+from core.models import Chunk, ParseError, Post
+from core.parse import parse_paths
+from core.store import Store
+
+if TYPE_CHECKING:
+    from core.prepare import LLMPrepOptions, Prepared
+
+# Bump when chunking or keyword logic changes in a way that should re-process stored posts.
+PIPELINE_VERSION = "1"
+WINDOW_CHUNKS = 256
+# Appended to the content hash of a post whose LLM stage failed: it is stored with its built-in chunks
+# but not current, so the next run prepares it again.
+LLM_FAILED = ":llm-failed"
+
+
+def post_hash(post: Post, settings: Settings, llm: dict | None = None) -> str:
+    """What decides whether a stored post is still current (`llm`: the LLM preparation's options)."""
+    payload = {
+        "v": PIPELINE_VERSION,
+        "raw": post.raw,
+        "text": post.text,
+        "title": post.title,
+        "collection": post.collection,
+        "date": post.date,
+        "tags": post.tags,
+        "prechunked": [c.__dict__ for c in post.prechunked] if post.prechunked is not None else None,
+        "chunking": [
+            settings.chunk_strategy,
+            settings.chunk_tokens,
+            settings.fixed_chars,
+            settings.fixed_overlap,
+        ],
+    }
+    if llm is not None:
+        payload["llm"] = llm
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def prepare_chunks(
+    post: Post, settings: Settings, corpus_df: dict[str, int] | None = None, corpus_size: int = 0
+) -> list[Chunk]:
+    """Chunk a post and pick keywords: everything before embedding (also the UI's preview)."""
+    chunks = chunk_post(post, settings)
+    if post.prechunked is None:  # imported chunks keep the keywords they came with
+        add_keywords(chunks, post, corpus_df, corpus_size)
+    return chunks
+
+
+def _corpus_frequencies(store: Store, batch_terms: dict[str, set[str]]) -> tuple[dict[str, int], int]:
+    """Document frequencies over the stored corpus, with this batch's posts counted as they are now.
+
+    Keywords are chosen relative to the whole corpus, so re-ingesting one post alone gives it the
+    same keywords (and so the same vectors) as ingesting it with all the others.
+    """
+    stored_terms = store.post_terms(exclude=set(batch_terms))
+    df: Counter[str] = Counter()
+    for terms in [*stored_terms, *batch_terms.values()]:
+        df.update(terms)
+    return dict(df), len(stored_terms) + len(batch_terms)
+
+
+def _llm_stage(
+    todo: list[tuple[Post, str, str]],
+    settings: Settings,
+    llm: LLMPrepOptions,
+    corpus_df: dict[str, int],
+    corpus_size: int,
+    report: IngestReport,
+    progress: Progress | None,
+    done: int,
+    total: int,
+) -> dict[str, Prepared]:
+    """The LLM preparation of the posts to (re)process, concurrently, before any write."""
+    from core.llm import LLMCache, LLMStats
+    from core.prepare import prepare_posts
+
+    def step(finished: int, count: int) -> None:
+        if progress:
+            progress(done, total, f"LLM preparation: {finished}/{count} posts")
+
+    step(0, len(todo))
+    with LLMCache(settings.data_dir) as cache:
+        prepared = prepare_posts(
+            [p for p, _, _ in todo],
+            settings,
+            llm,
+            cache=cache,
+            corpus_df=corpus_df,
+            corpus_size=corpus_size,
+            progress=step,
+        )
+    report.llm = LLMStats()
+    for prep in prepared.values():
+        report.llm.merge(prep.stats)
+    return prepared
+
+
+def _after_writes(
+    settings: Settings,
+    report: IngestReport,
+    prepared: dict[str, Prepared],
+    llm: LLMPrepOptions | None,
+    posts: list[Post],
+    states: dict,
+) -> None:
+    """Notes on the outcomes; the rewrites stored beside the originals; the posts' languages recorded
+    (the corpus's main language is what questions are translated into). Never fails the ingest."""
+    import logging
+
+    from core.llm import LLMCache, endpoint_label
+    from core.llm.cache import text_hash
+    from core.text import detect_language
+
+    stored = {o.post_id for o in report.outcomes if o.status in ("new", "updated")}
+    for outcome in report.outcomes:
+        prep = prepared.get(outcome.post_id)
+        if prep is not None and outcome.status in ("new", "updated"):
+            outcome.llm, outcome.note, outcome.rewritten = prep.status, prep.note, prep.rewritten_sentences
+    try:
+        with LLMCache(settings.data_dir) as cache:
+            languages = []
+            for post in posts:
+                if post.post_id not in stored:
+                    continue
+                prep = prepared.get(post.post_id)
+                lang = prep.language if prep is not None else detect_language(f"{post.title}\n{post.text}")
+                languages.append((post.post_id, lang, len(post.text)))
+                proposal = prep.proposal if prep is not None and prep.chunks is not None else None
+                if proposal is None or not proposal.changes:
+                    cache.delete_rewrites([post.post_id])  # what is stored is the author's own text
+                    continue
+                decision = llm.decisions.get(post.post_id) if llm else None
+                cache.save_rewrite(
+                    post.post_id,
+                    source_hash=text_hash(proposal.original),
+                    original=proposal.original,
+                    rewritten=proposal.rewritten,
+                    changes=[c.to_json() for c in proposal.changes],
+                    status={True: "accepted", False: "rejected", None: "applied"}[decision],
+                    model=endpoint_label(settings),
+                )
+            cache.record_languages(languages, present=set(states) | stored)
+    except Exception as exc:  # a side record: the posts are stored already
+        logging.getLogger(__name__).warning("could not record languages/rewrites: %s", exc)
+
+
+def ingest_posts(
+    posts: Sequence[Post],
+    settings: Settings,
+    *,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+    errors: Iterable[ParseError] = (),
+    force: bool = False,
+    llm: LLMPrepOptions | None = None,
+) -> IngestReport:
+    """Ingest posts; `llm` turns on the optional LLM preparation stages (core/prepare/)."""
+    started = time.perf_counter()
+    llm = llm if llm is not None and llm.enabled else None
+    store = store or Store(settings.data_dir)
+    table_model = store.model_id()
+    model_note = ""
+    if embedder is None and table_model is None:  # a new table: non-English posts get the multilingual model
+        embedder, model_note = embedder_for_new_table(settings, posts)
+    embedder = embedder or embedder_for_store(settings, table_model)
+    store.check_model(embedder.model_id)
+    report = IngestReport(errors=list(errors), notes=[model_note] if model_note else [])
+
+    # One post per id: a later duplicate in the same run would silently overwrite the first.
+    seen: dict[str, Post] = {}
+    unique: list[Post] = []
+    for post in posts:
+        if post.post_id in seen:
+            report.errors.append(
+                ParseError(
+                    post.source, f"duplicate post id {post.post_id!r} (also in {seen[post.post_id].source})"
+                )
+            )
+            continue
+        seen[post.post_id] = post
+        unique.append(post)
+
+    states = store.post_states()
+    todo: list[tuple[Post, str, str]] = []
+    for post in unique:
+        digest = post_hash(post, settings, llm.hash_key(post.post_id, settings) if llm else None)
+        state = states.get(post.post_id)
+        if not force and state is not None and state.is_current(digest):
+            report.outcomes.append(
+                PostOutcome(post.post_id, post.title, post.source, "unchanged", state.stored)
+            )
+        else:
+            todo.append((post, digest, "updated" if state is not None else "new"))
+
+    total = len(unique)
+    done = total - len(todo)
+    if progress:
+        progress(done, total, f"{done} unchanged")
+    if todo:
+        # Each changed post's terms, computed once: for the corpus idf now and the posts table later.
+        terms = {post.post_id: post_terms(post) for post, _, _ in todo}
+        corpus_df, corpus_size = _corpus_frequencies(store, terms)
+        prepared: dict[str, Prepared] = {}
+        if llm:
+            prepared = _llm_stage(todo, settings, llm, corpus_df, corpus_size, report, progress, done, total)
+        window: list[tuple[Post, str, str, list[Chunk]]] = []
+        window_chunks = 0
+        for post, digest, status in todo:
+            prep = prepared.get(post.post_id)
+            try:
+                if prep is not None and prep.chunks is not None:
+                    post, chunks = prep.post, prep.chunks  # rewritten blocks, LLM chunks and keywords
+                    terms[post.post_id] = post_terms(post)
+                else:
+                    chunks = prepare_chunks(post, settings, corpus_df, corpus_size)
+                    if prep is not None and prep.status == "failed":
+                        digest += LLM_FAILED  # stored the built-in way; the next run tries the LLM again
+                if not chunks:
+                    raise ValueError("no text left to index after cleaning")
+            except Exception as exc:
+                report.outcomes.append(
+                    PostOutcome(post.post_id, post.title, post.source, "failed", 0, str(exc))
+                )
+                done += 1
+                continue
+            window.append((post, digest, status, chunks))
+            window_chunks += len(chunks)
+            if window_chunks >= WINDOW_CHUNKS:
+                done += _write_window(window, terms, store, embedder, report)
+                window, window_chunks = [], 0
+                if progress:
+                    progress(done, total, f"{report.chunks_embedded} chunks embedded")
+        if window:
+            done += _write_window(window, terms, store, embedder, report)
+        _after_writes(settings, report, prepared, llm, [p for p, _, _ in todo], states)
+        store.optimize()
+    if progress:
+        progress(total, total, "done")
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _write_window(
+    window: list[tuple[Post, str, str, list[Chunk]]],
+    terms: dict[str, set[str]],
+    store: Store,
+    embedder: Embedder,
+    report: IngestReport,
+) -> int:
+    texts: list[str] = []
+    hashes: list[str] = []
+    for post, _, _, chunks in window:
+        for chunk in chunks:
+            text = chunk_embedded_text(chunk, post.title)
+            texts.append(text)
+            hashes.append(content_hash(embedder.model_id, text))
+    vectors = store.cached_vectors(hashes)
+    report.chunks_reused += sum(1 for h in hashes if h in vectors)
+    missing = list(dict.fromkeys((h, t) for h, t in zip(hashes, texts, strict=True) if h not in vectors))
+    if missing:
+        new = embedder.embed([t for _, t in missing])
+        vectors.update({h: v for (h, _), v in zip(missing, new, strict=True)})
+        report.chunks_embedded += len(missing)
+
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    post_rows, chunk_rows = [], []
+    position = 0
+    for post, digest, status, chunks in window:
+        for chunk in chunks:
+            chunk_rows.append(
+                {
+                    "chunk_id": chunk.chunk_id,
+                    "post_id": post.post_id,
+                    "idx": chunk.index,
+                    "title": post.title,
+                    "collection": post.collection,
+                    "date": post.date,
+                    "section": chunk.section,
+                    "text": chunk.text,
+                    "keywords": chunk.keywords,
+                    "tokens": chunk.tokens,
+                    "embed_hash": hashes[position],
+                    "vector": vectors[hashes[position]].tolist(),
+                }
+            )
+            position += 1
+        post_rows.append(
+            {
+                "post_id": post.post_id,
+                "title": post.title,
+                "collection": post.collection,
+                "date": post.date,
+                "tags": post.tags,
+                "source": post.source,
+                "format": post.format,
+                "raw": post.raw,
+                "content_hash": digest,
+                "n_chunks": len(chunks),
+                "ingested_at": now,
+                "terms": sorted(terms[post.post_id]),
+            }
+        )
+        report.outcomes.append(PostOutcome(post.post_id, post.title, post.source, status, len(chunks)))
+    dim = len(chunk_rows[0]["vector"]) if chunk_rows else embedder.dim  # known without loading a model
+    store.replace_posts(post_rows, chunk_rows, embedder.model_id, dim)
+    return len(window)
+
+
+def ingest_paths(
+    paths: Sequence[str | Path],
+    settings: Settings,
+    *,
+    collection: str | None = None,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+    force: bool = False,
+    llm: LLMPrepOptions | None = None,
+) -> IngestReport:
+    parsed = parse_paths(paths, collection=collection)
+    return ingest_posts(
+        parsed.posts,
+        settings,
+        store=store,
+        embedder=embedder,
+        progress=progress,
+        errors=parsed.errors,
+        force=force,
+        llm=llm,
+    )
+
+
+def edit_chunk(
+    chunk_id: str,
+    settings: Settings,
+    *,
+    text: str | None = None,
+    keywords: Sequence[str] | None = None,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+) -> dict:
+    """Change one chunk's text and/or keywords and re-embed that chunk only; returns the new row."""
+    from core.embed import embedded_text
+    from core.text import count_tokens
+
+    store = store or Store(settings.data_dir)
+    embedder = embedder or embedder_for_store(settings, store.model_id())
+    store.check_model(embedder.model_id)
+    row = store.get_chunk(chunk_id)
+    if row is None:
+        raise ValueError(f"no chunk with id {chunk_id!r}")
+    new_text = row["text"] if text is None else text.strip()
+    if not new_text:
+        raise ValueError("a chunk cannot be empty; delete or re-ingest the post instead")
+    new_keywords = (
+        list(row["keywords"] or []) if keywords is None else [k.strip() for k in keywords if k.strip()]
+    )
+    embed_input = embedded_text(row["section"] or "", new_text, new_keywords, row["title"] or "")
+    digest = content_hash(embedder.model_id, embed_input)
+    vector = store.cached_vectors([digest]).get(digest)
+    if vector is None:
+        vector = embedder.embed([embed_input])[0]
+    store.update_chunk(
+        chunk_id,
+        {
+            "text": new_text,
+            "keywords": new_keywords,
+            "tokens": count_tokens(new_text),
+            "embed_hash": digest,
+            "vector": vector.tolist(),
+        },
+    )
+    return store.get_chunk(chunk_id) or {}

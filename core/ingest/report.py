@@ -1,0 +1,85 @@
+"""What an ingest did, post by post: the report the CLI prints and the Ingest page shows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from core.models import ParseError
+
+if TYPE_CHECKING:
+    from core.llm.structured import LLMStats
+
+#: progress(done, total, message), called as an ingest goes.
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class PostOutcome:
+    post_id: str
+    title: str
+    source: str
+    status: str  # new | updated | unchanged | failed
+    chunks: int = 0
+    message: str = ""
+    # With LLM preparation: "ok" | "fallback" | "failed" | "skipped" (see core/prepare/), what happened
+    # (`note`), and how many sentences were rewritten.
+    llm: str = ""
+    note: str = ""
+    rewritten: int = 0
+
+    def to_json(self) -> dict:
+        data = dict(self.__dict__)
+        if not self.llm:  # without LLM preparation the report keeps its original keys
+            for key in ("llm", "note", "rewritten"):
+                data.pop(key)
+        return data
+
+
+@dataclass
+class IngestReport:
+    outcomes: list[PostOutcome] = field(default_factory=list)
+    errors: list[ParseError] = field(default_factory=list)
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    seconds: float = 0.0
+    llm: LLMStats | None = None  # requests, cache hits and tokens of the LLM preparation, when it ran
+    notes: list[str] = field(default_factory=list)  # e.g. which embedder a new table got, and why
+
+    def count(self, status: str) -> int:
+        return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def failed(self) -> int:
+        return self.count("failed") + len(self.errors)
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0
+
+    def summary(self) -> str:
+        text = (
+            f"{self.count('new')} new, {self.count('updated')} updated, {self.count('unchanged')} unchanged, "
+            f"{self.failed} failed; {self.chunks_embedded} chunks embedded, "
+            f"{self.chunks_reused} reused from cache ({self.seconds:.1f} s)"
+        )
+        if self.llm is not None:
+            marked = sum(1 for o in self.outcomes if o.llm in ("fallback", "failed"))
+            text += f"; {self.llm.summary()}; {marked} posts with LLM fallbacks"
+        return "; ".join([text, *self.notes])
+
+    def to_json(self) -> dict:
+        return {
+            "new": self.count("new"),
+            "updated": self.count("updated"),
+            "unchanged": self.count("unchanged"),
+            "failed": self.failed,
+            "chunks_embedded": self.chunks_embedded,
+            "chunks_reused": self.chunks_reused,
+            "seconds": round(self.seconds, 3),
+            "posts": [o.to_json() for o in self.outcomes],
+            "errors": [{"source": e.source, "message": e.message} for e in self.errors],
+            **({"llm": self.llm.to_json()} if self.llm is not None else {}),
+            **({"notes": self.notes} if self.notes else {}),
+        }

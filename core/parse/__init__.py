@@ -1,0 +1,18 @@
+"""Reading the author's files, uploads and pasted text into `Post`s: one parser per format (formats),
+markup cleaned to paragraphs (clean), problems reported per file, never fatal (reader).
+"""
+
+from __future__ import annotations
+
+from core.parse.fields import FORMATS, slugify
+from core.parse.reader import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, parse_bytes, parse_paths, parse_text
+
+__all__ = [
+    "FORMATS",
+    "MAX_FILE_BYTES",
+    "SUPPORTED_SUFFIXES",
+    "parse_bytes",
+    "parse_paths",
+    "parse_text",
+    "slugify",
+]

@@ -1,0 +1,202 @@
+"""What every input format shares: the per-file context, post construction and field cleanup.
+
+Helpers for core/parse/formats.py and core/parse/reader.py; `BadInput` carries a message shown to the
+user as is.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import frontmatter
+import yaml
+
+from core.models import Block, ParseError, Post
+from core.parse.clean import html_article, html_fragment_to_blocks, markdown_to_blocks, text_to_blocks
+
+DEFAULT_COLLECTION = "writings"
+FORMATS = ("text", "markdown", "html")
+MAX_ID_CHARS = 200
+DATE_PREFIX_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})[-_ ]+(.+)$")  # Jekyll-style 2021-05-04-title.md
+WHOLE_PAGE_RE = re.compile(r"<(?:!doctype|html|body)\b", re.IGNORECASE)
+
+
+class BadInput(Exception):
+    """A problem with one input (or one post of it); the message is shown to the user as is."""
+
+
+@dataclass
+class Context:
+    """Where a file came from and the collection rules that apply to its posts."""
+
+    source: str
+    path: Path
+    forced_collection: str | None
+    folder_collection: str
+    errors: list[ParseError] = field(default_factory=list)
+
+    def collection(self, own: Any = None) -> str:
+        for choice in (self.forced_collection, own, self.folder_collection):
+            if isinstance(choice, str) and choice.strip():
+                return choice.strip()
+        return DEFAULT_COLLECTION
+
+    def error(self, message: str) -> None:
+        self.errors.append(ParseError(self.source, message))
+
+    @property
+    def stem(self) -> str:
+        # Hugo page bundles are `my-post/index.md`: the folder is the post's name.
+        stem = self.path.stem
+        if stem.lower() in ("index", "readme", "_index") and self.path.parent.name:
+            return self.path.parent.name
+        return stem
+
+
+def make_post(
+    ctx: Context,
+    blocks: list[Block],
+    *,
+    raw: str,
+    title: str,
+    post_id: str,
+    fmt: str,
+    date: str = "",
+    tags: list[str] | None = None,
+    collection: Any = None,
+    where: str = "",
+) -> Post | None:
+    if not any(not b.heading for b in blocks):
+        ctx.error(f"{where}has no text after cleaning (only markup, code or images?)")
+        return None
+    return Post(
+        post_id=post_id,
+        title=" ".join(title.split()),
+        blocks=blocks,
+        raw=raw,
+        source=ctx.source,
+        collection=ctx.collection(collection),
+        date=date,
+        tags=tags or [],
+        format=fmt,
+    )
+
+
+def to_blocks(text: str, fmt: str) -> list[Block]:
+    if fmt == "markdown":
+        return markdown_to_blocks(text)
+    if fmt == "html":
+        # A whole page (a stored .html file's raw) needs the article extraction, a snippet does not.
+        if WHOLE_PAGE_RE.search(text[:4096]):
+            return html_article(text)[2]
+        return html_fragment_to_blocks(text)
+    return text_to_blocks(text)
+
+
+def front_matter(text: str) -> tuple[dict[str, Any], str]:
+    try:
+        post = frontmatter.loads(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).split("\n", 1)[0]
+        near = f" near line {mark.line + 1}" if mark is not None else ""
+        raise BadInput(f"front matter is not valid YAML{near}: {problem}") from None
+    return dict(post.metadata), post.content
+
+
+def slugify(text: str, max_length: int = 80) -> str:
+    """Lowercase words joined by "-": "Café, Tea & Me!" → "cafe-tea-me". Keeps non-Latin letters."""
+    kept: list[str] = []
+    for ch in unicodedata.normalize("NFKD", text):
+        # Drop accents on Latin letters only; marks on other scripts (e.g. kana voicing) are letters.
+        if unicodedata.combining(ch) and kept and kept[-1].isascii():
+            continue
+        kept.append(ch)
+    slug = re.sub(r"[\W_]+", "-", unicodedata.normalize("NFC", "".join(kept)).lower()).strip("-")
+    return slug[:max_length].rstrip("-")
+
+
+def name_parts(stem: str) -> tuple[str, str]:
+    """(date, human title) from a file name: "2021-05-04-my_first-post" → ("2021-05-04", "My first post")."""
+    date = ""
+    match = DATE_PREFIX_RE.match(stem)
+    if match and iso_day(match.group(1)):
+        date, stem = match.group(1), match.group(2)
+    words = " ".join(re.sub(r"[-_]+", " ", stem).split())
+    return date, (words[:1].upper() + words[1:]) if words else stem
+
+
+def slug_id(text: str) -> str:
+    # Titles of only punctuation or emoji slug to nothing; a short hash keeps them distinct and stable.
+    return slugify(text) or "post-" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:8]
+
+
+def given_id(value: Any) -> str:
+    """An author-given id, kept as written (BEIR ids are numbers as strings), but usable as a key."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise BadInput(f"id must be a string or a number, not {type(value).__name__}")
+    text = str(value).strip()
+    if not text or len(text) > MAX_ID_CHARS or any(unicodedata.category(c)[0] == "C" for c in text):
+        raise BadInput(f"id {text[:40]!r} must be 1-{MAX_ID_CHARS} printable characters")
+    return text
+
+
+def first_heading(blocks: list[Block]) -> str:
+    return next((b.text for b in blocks if b.heading), "")
+
+
+def title_from_text(blocks: list[Block], words: int = 8) -> str:
+    first = next((b.text for b in blocks if not b.heading), "").split()
+    return " ".join(first[:words]) + ("…" if len(first) > words else "")
+
+
+def looks_like_title(line: str) -> bool:
+    """A short first line without closing punctuation is the title of a scraped or pasted essay."""
+    return (
+        len(line) <= 100 and "\n" not in line and not line.rstrip().endswith((".", "!", "?", ":", ";", ","))
+    )
+
+
+def as_text(value: Any, *, strip: bool = True) -> str:
+    if isinstance(value, dict) and "rendered" in value:  # WordPress REST API
+        value = value["rendered"]
+    if value is None or isinstance(value, dict | list):
+        return ""
+    text = str(value)
+    return text.strip() if strip else text
+
+
+def plain_title(title: str) -> str:
+    """Titles may carry HTML (WordPress): keep the words only."""
+    if "<" not in title and "&" not in title:
+        return title
+    return " ".join(b.text for b in html_fragment_to_blocks(title))
+
+
+def as_tags(value: Any) -> list[str]:
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list | tuple):
+        return []
+    return [t for t in (as_text(v) for v in value) if t]
+
+
+def as_date(value: Any) -> str:
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return as_text(value)
+
+
+def iso_day(text: str) -> str:
+    try:
+        return dt.date.fromisoformat(text[:10]).isoformat() if text else ""
+    except ValueError:
+        return ""

@@ -1,0 +1,37 @@
+"""Finding the chunks that answer a question: dense, BM25 or hybrid retrieval (retrieve), optional
+reranking (rerank), collections routing (route) and post-level views (posts).
+"""
+
+from __future__ import annotations
+
+from core.search.posts import posts_about
+from core.search.rerank import prepare_reranker, rerank
+from core.search.retrieve import Retrieval, search
+from core.search.route import (
+    Route,
+    RulesError,
+    load_rules,
+    read_rules_text,
+    route,
+    route_and_search,
+    rules_path,
+    rules_template,
+    save_rules,
+)
+
+__all__ = [
+    "Retrieval",
+    "Route",
+    "RulesError",
+    "load_rules",
+    "posts_about",
+    "prepare_reranker",
+    "read_rules_text",
+    "rerank",
+    "route",
+    "route_and_search",
+    "rules_path",
+    "rules_template",
+    "save_rules",
+    "search",
+]

@@ -1,0 +1,130 @@
+"""The tables' schemas, the derived full-text column, SQL quoting and the store's small records."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+from lancedb.index import FTS
+
+CHUNKS = "chunks"
+POSTS = "posts"
+META_MODEL = b"inkwell.embed_model"
+META_DIM = b"inkwell.embed_dim"
+# Brute-force search is exact and takes a few ms at a few thousand chunks; an ANN index only pays
+# off past this size (measured: ≈ 3–9 ms at 2k chunks without one).
+VECTOR_INDEX_MIN_ROWS = 10_000
+SEARCH_TEXT = "search_text"
+# The full-text index: lower-cased, ASCII-folded, English stemming and English stop words removed.
+# Other languages still match word for word (questions go through the same stemmer), just without
+# their own stemming or stop words.
+FTS_CONFIG = FTS(language="English", stem=True, remove_stop_words=True, lower_case=True, ascii_folding=True)
+# The same concatenation as search_text() in SQL, to add the column to a table made before it existed.
+SEARCH_TEXT_SQL = "concat_ws(' ', title, section, text, array_to_string(keywords, ' '))"
+
+
+class StoreError(RuntimeError):
+    """A problem with the data directory or its tables; the message says what to do."""
+
+
+class ModelMismatchError(StoreError):
+    pass
+
+
+class KeywordSearchError(StoreError):
+    """The full-text search failed (e.g. a query LanceDB cannot parse); callers fall back to dense."""
+
+
+def search_text(
+    title: str | None, section: str | None, text: str | None, keywords: Sequence[str] | None
+) -> str:
+    """What the keyword index sees for a chunk: title, section, text and keywords."""
+    parts = [title, section, text, " ".join(keywords or [])]
+    return " ".join(p for p in parts if p)
+
+
+def with_search_text(rows: list[dict]) -> list[dict]:
+    return [
+        {
+            **row,
+            SEARCH_TEXT: search_text(
+                row.get("title"), row.get("section"), row.get("text"), row.get("keywords")
+            ),
+        }
+        for row in rows
+    ]
+
+
+def chunks_schema(dim: int, model_id: str) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("chunk_id", pa.string(), nullable=False),
+            pa.field("post_id", pa.string(), nullable=False),
+            pa.field("idx", pa.int32()),
+            pa.field("title", pa.string()),
+            pa.field("collection", pa.string()),
+            pa.field("date", pa.string()),
+            pa.field("section", pa.string()),
+            pa.field("text", pa.string()),
+            pa.field("keywords", pa.list_(pa.string())),
+            pa.field("tokens", pa.int32()),
+            pa.field("embed_hash", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+            pa.field(SEARCH_TEXT, pa.string()),
+        ],
+        metadata={META_MODEL: model_id.encode(), META_DIM: str(dim).encode()},
+    )
+
+
+POSTS_SCHEMA = pa.schema(
+    [
+        pa.field("post_id", pa.string(), nullable=False),
+        pa.field("title", pa.string()),
+        pa.field("collection", pa.string()),
+        pa.field("date", pa.string()),
+        pa.field("tags", pa.list_(pa.string())),
+        pa.field("source", pa.string()),
+        pa.field("format", pa.string()),
+        pa.field("raw", pa.string()),
+        pa.field("content_hash", pa.string()),
+        pa.field("n_chunks", pa.int32()),
+        pa.field("ingested_at", pa.string()),
+        # Distinct keyword candidates of the post: corpus document frequencies without re-reading text.
+        pa.field("terms", pa.list_(pa.string())),
+    ]
+)
+
+
+def sql_str(value: str) -> str:
+    """A SQL string literal for LanceDB filters (ids may contain quotes)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def sql_in(column: str, values: Iterable[str]) -> str:
+    return f"{column} IN ({', '.join(sql_str(v) for v in values)})"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    model_id: str
+    dim: int
+
+
+@dataclass(frozen=True)
+class PostState:
+    content_hash: str
+    recorded: int  # chunks the post row says it has
+    stored: int  # chunks actually in the chunks table
+
+    def is_current(self, content_hash: str) -> bool:
+        # A count mismatch means an interrupted delete or write: redo the post.
+        return self.content_hash == content_hash and self.recorded == self.stored > 0
+
+
+@dataclass(frozen=True)
+class Versions:
+    """Table versions before a change, for undo."""
+
+    chunks: int | None
+    posts: int | None

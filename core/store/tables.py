@@ -1,0 +1,406 @@
+"""LanceDB storage: a `chunks` table (text, keywords, vector) and a `posts` table (raw text).
+
+Why two tables: a post's raw text is kept so it can be re-chunked or re-embedded without uploading
+it again, while searches only touch chunks. The embedding model and dimension live in the chunks
+table's schema metadata, so a query or an ingest with another model is refused instead of silently
+comparing vectors from different spaces.
+
+Write order gives crash safety across the two tables: a post's chunks are replaced in one commit
+(merge_insert keyed on chunk_id, with that post's stale chunks deleted in the same commit) and the
+post row, which holds the content hash that marks the post as done, is written after.
+
+Keyword search uses LanceDB's native full-text (BM25) index over one derived column, `search_text`:
+title, section, text and keywords joined (native FTS indexes a single column, so the fields are
+concatenated instead of searched separately). The store computes it on every write, so callers never
+pass it. Rows added after the index was built are still searched (LanceDB scans unindexed rows), and
+`optimize()`, run after every ingest and delete, folds them into the index incrementally.
+
+Post vectors (the mean of a post's chunk vectors) are not stored: core/search/posts.py computes them from
+`chunk_vectors()` when asked, so no write path has to keep them current.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+from lancedb.query import MatchQuery
+
+from core.store.schema import (
+    CHUNKS,
+    FTS_CONFIG,
+    META_DIM,
+    META_MODEL,
+    POSTS,
+    POSTS_SCHEMA,
+    SEARCH_TEXT,
+    SEARCH_TEXT_SQL,
+    VECTOR_INDEX_MIN_ROWS,
+    KeywordSearchError,
+    ModelInfo,
+    ModelMismatchError,
+    PostState,
+    StoreError,
+    Versions,
+    chunks_schema,
+    search_text,
+    sql_in,
+    sql_str,
+    with_search_text,
+)
+
+
+class Store:
+    def __init__(self, data_dir: str | Path):
+        self.data_dir = Path(data_dir)
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the data directory {self.data_dir}: {exc}") from exc
+        # interval 0: every read checks for a newer commit, so a long-lived connection (Streamlit)
+        # sees what the CLI or another session just wrote.
+        self.db = lancedb.connect(self.data_dir, read_consistency_interval=timedelta(0))
+
+    # Tables ------------------------------------------------------------------------------------
+
+    def _open(self, name: str) -> Any | None:
+        # table_exists() is not implemented for local connections in lancedb 0.40.
+        try:
+            return self.db.open_table(name)
+        except ValueError:
+            return None
+
+    @property
+    def chunks(self) -> Any | None:
+        return self._open(CHUNKS)
+
+    @property
+    def posts(self) -> Any:
+        table = self._open(POSTS)
+        if table is None:
+            table = self.db.create_table(POSTS, schema=POSTS_SCHEMA, exist_ok=True)
+            table.set_unenforced_primary_key("post_id")
+        return table
+
+    def model_info(self) -> ModelInfo | None:
+        table = self.chunks
+        if table is None:
+            return None
+        meta = table.schema.metadata or {}
+        return ModelInfo(meta[META_MODEL].decode(), int(meta[META_DIM]))
+
+    def model_id(self) -> str | None:
+        info = self.model_info()
+        return info.model_id if info else None
+
+    def check_model(self, model_id: str) -> None:
+        info = self.model_info()
+        if info is not None and info.model_id != model_id:
+            raise ModelMismatchError(
+                f"this table's vectors were made with {info.model_id!r}, but the embedder now is "
+                f"{model_id!r}; vectors from different models cannot be compared. Use the table's "
+                f"model again, or re-embed everything with: inkwell reembed"
+            )
+
+    def ensure_chunks_table(self, model_id: str, dim: int) -> Any:
+        self.check_model(model_id)
+        table = self.chunks
+        if table is None:
+            table = self.db.create_table(CHUNKS, schema=chunks_schema(dim, model_id), exist_ok=True)
+            # With an (unenforced) primary key on a NOT NULL column, concurrent merge_inserts of the
+            # same new chunk_id don't store it twice (measured on lancedb 0.40).
+            table.set_unenforced_primary_key("chunk_id")
+        elif SEARCH_TEXT not in table.schema.names:
+            table = self._add_search_text(table)
+        return table
+
+    def _add_search_text(self, table: Any) -> Any:
+        """Give a chunks table made before keyword search its `search_text` column (one commit)."""
+        # Another process may have added it first; any other failure shows up below.
+        with contextlib.suppress(Exception):
+            table.add_columns({SEARCH_TEXT: SEARCH_TEXT_SQL})
+        table = self.chunks
+        if table is None or SEARCH_TEXT not in table.schema.names:
+            raise StoreError("could not add the search_text column to the chunks table")
+        return table
+
+    # Writes ------------------------------------------------------------------------------------
+
+    def replace_posts(self, post_rows: list[dict], chunk_rows: list[dict], model_id: str, dim: int) -> None:
+        """Replace the chunks of these posts atomically, then record the posts as done."""
+        if not post_rows:
+            return
+        post_ids = [row["post_id"] for row in post_rows]
+        table = self.ensure_chunks_table(model_id, dim)
+        data = pa.Table.from_pylist(with_search_text(chunk_rows), schema=table.schema)
+        (
+            table.merge_insert("chunk_id")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete(sql_in("post_id", post_ids))
+            .execute(data)
+        )
+        posts = pa.Table.from_pylist(post_rows, schema=POSTS_SCHEMA)
+        self.posts.merge_insert("post_id").when_matched_update_all().when_not_matched_insert_all().execute(
+            posts
+        )
+
+    def overwrite_chunks(self, chunk_rows: list[dict], model_id: str, dim: int) -> None:
+        """Replace the whole chunks table in one commit, e.g. re-embedded with another model.
+
+        An overwrite is a new version of the same table (LanceDB OSS cannot rename tables), so a
+        crash before it leaves the old table as it was, and undo can still go back.
+        """
+        schema = chunks_schema(dim, model_id)
+        data = pa.Table.from_pylist(with_search_text(chunk_rows), schema=schema)
+        table = self.db.create_table(CHUNKS, data, schema=schema, mode="overwrite")
+        table.set_unenforced_primary_key("chunk_id")
+
+    def update_chunk(self, chunk_id: str, values: dict[str, Any]) -> None:
+        table = self.chunks
+        if table is None:
+            raise StoreError("there are no chunks yet")
+        if SEARCH_TEXT not in table.schema.names:
+            table = self._add_search_text(table)
+        current = self.get_chunk(chunk_id)
+        if current is not None:
+            merged = {**current, **values}
+            values = {
+                **values,
+                SEARCH_TEXT: search_text(
+                    merged["title"], merged["section"], merged["text"], merged["keywords"]
+                ),
+            }
+        table.update(where=f"chunk_id = {sql_str(chunk_id)}", values=values)
+
+    def delete_posts(self, post_ids: Sequence[str]) -> int:
+        """Delete posts and their chunks; returns how many of the ids existed."""
+        if not post_ids:
+            return 0
+        existing = {row["post_id"] for row in self.list_posts()} & set(post_ids)
+        table = self.chunks
+        # Chunks first: if we die in between, the post row remains with no chunks and a later
+        # ingest sees the count mismatch and rebuilds it.
+        if table is not None:
+            table.delete(sql_in("post_id", post_ids))
+        self.posts.delete(sql_in("post_id", post_ids))
+        return len(existing)
+
+    def optimize(self) -> None:
+        """Compact small commits (thousands of them slow search ~20×) and bring the indices up to date.
+
+        LanceDB's optimize() also folds rows written since the last run into the existing full-text
+        index, keeping one segment (measured on SciFact's 5,183 chunks: 0.6–1.0 s for the whole
+        optimize after adding a post, 0.4 s with nothing new, 1.1 s to rebuild the FTS index alone).
+        Until then, searches scan the few unindexed rows, so new chunks are found at once and deleted
+        ones never are. The index is created here when missing: a new table, one replaced by a
+        re-embed, or one made before keyword search existed.
+        """
+        for table in (self.chunks, self._open(POSTS)):
+            if table is not None:
+                table.optimize()
+        table = self.chunks
+        if table is not None:
+            self.ensure_fts_index(table)
+        if (
+            table is not None
+            and table.count_rows() >= VECTOR_INDEX_MIN_ROWS
+            and not any(ix.index_type.startswith("IVF") for ix in table.list_indices())
+        ):
+            table.create_index(metric="cosine", index_type="IVF_HNSW_SQ")
+
+    def has_fts_index(self, table: Any) -> bool:
+        return any(ix.index_type == "FTS" and ix.columns == [SEARCH_TEXT] for ix in table.list_indices())
+
+    def ensure_fts_index(self, table: Any | None = None) -> None:
+        table = table if table is not None else self.chunks
+        if table is None:
+            return
+        if SEARCH_TEXT not in table.schema.names:
+            table = self._add_search_text(table)
+        if not self.has_fts_index(table):
+            table.create_index(SEARCH_TEXT, config=FTS_CONFIG, replace=True)
+
+    # Versions (undo) ---------------------------------------------------------------------------
+
+    def versions(self) -> Versions:
+        chunks, posts = self.chunks, self._open(POSTS)
+        return Versions(chunks.version if chunks else None, posts.version if posts else None)
+
+    def restore(self, versions: Versions) -> None:
+        """Put both tables back to the given versions (a new commit; history is kept)."""
+        for name, version in ((CHUNKS, versions.chunks), (POSTS, versions.posts)):
+            table = self._open(name)
+            if table is None:
+                continue
+            if version is None:
+                self.db.drop_table(name)
+            else:
+                table.restore(version)
+
+    # Reads -------------------------------------------------------------------------------------
+
+    def list_posts(self) -> list[dict]:
+        table = self._open(POSTS)
+        if table is None:
+            return []
+        columns = ["post_id", "title", "collection", "date", "tags", "source", "format", "n_chunks"]
+        rows = table.to_arrow().select([*columns, "ingested_at"]).to_pylist()
+        return sorted(rows, key=lambda r: (r["collection"] or "", r["date"] or "", r["title"] or ""))
+
+    def get_post(self, post_id: str) -> dict | None:
+        table = self._open(POSTS)
+        if table is None:
+            return None
+        rows = table.search().where(f"post_id = {sql_str(post_id)}").limit(1).to_list()
+        return rows[0] if rows else None
+
+    def post_states(self) -> dict[str, PostState]:
+        """What an ingest needs to skip unchanged posts without reading their text."""
+        table = self._open(POSTS)
+        if table is None:
+            return {}
+        posts = table.to_arrow().select(["post_id", "content_hash", "n_chunks"]).to_pylist()
+        counts = self.chunk_counts()
+        return {
+            row["post_id"]: PostState(row["content_hash"], row["n_chunks"], counts.get(row["post_id"], 0))
+            for row in posts
+        }
+
+    def post_terms(self, exclude: set[str] = frozenset()) -> list[list[str]]:
+        table = self._open(POSTS)
+        if table is None:
+            return []
+        rows = table.to_arrow().select(["post_id", "terms"]).to_pylist()
+        return [row["terms"] or [] for row in rows if row["post_id"] not in exclude]
+
+    def chunk_counts(self) -> dict[str, int]:
+        table = self.chunks
+        if table is None:
+            return {}
+        grouped = table.to_arrow().select(["post_id"]).group_by("post_id").aggregate([([], "count_all")])
+        return dict(zip(grouped["post_id"].to_pylist(), grouped["count_all"].to_pylist(), strict=True))
+
+    def list_chunks(self, post_id: str | None = None, columns: Sequence[str] | None = None) -> list[dict]:
+        table = self.chunks
+        if table is None:
+            return []
+        cols = list(columns or [c for c in table.schema.names if c not in ("vector", SEARCH_TEXT)])
+        query = table.search().select(cols).limit(table.count_rows() or 1)
+        if post_id is not None:
+            query = query.where(f"post_id = {sql_str(post_id)}")
+        rows = query.to_list()
+        return sorted(rows, key=lambda r: (r.get("post_id", ""), r.get("idx", 0)))
+
+    def get_chunk(self, chunk_id: str) -> dict | None:
+        table = self.chunks
+        if table is None:
+            return None
+        rows = table.search().where(f"chunk_id = {sql_str(chunk_id)}").limit(1).to_list()
+        if not rows:
+            return None
+        rows[0].pop(SEARCH_TEXT, None)  # derived from the other columns
+        return rows[0]
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, dict]:
+        """Several chunks by id in one query (missing ids are left out), without their vectors."""
+        table = self.chunks
+        if table is None or not chunk_ids:
+            return {}
+        rows = table.search().where(sql_in("chunk_id", chunk_ids)).select(_payload_columns(table))
+        return {row["chunk_id"]: row for row in rows.limit(len(chunk_ids)).to_list()}
+
+    def cached_vectors(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """Vectors already stored for these content hashes (the embedding cache)."""
+        table = self.chunks
+        wanted = sorted(set(hashes))
+        if table is None or not wanted:
+            return {}
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            rows = (
+                table.search()
+                .where(sql_in("embed_hash", batch))
+                .select(["embed_hash", "vector"])
+                .limit(len(batch) * 4)
+                .to_arrow()
+            )
+            for h, v in zip(rows["embed_hash"].to_pylist(), rows["vector"].to_pylist(), strict=True):
+                found[h] = np.asarray(v, dtype=np.float32)
+        return found
+
+    def chunk_vectors(self, collections: Sequence[str] | None = None) -> tuple[pa.Table, np.ndarray]:
+        """Every chunk's ids and post metadata (no text) with its vector as one (chunks, dim) matrix.
+
+        What post vectors are computed from (core/search/posts.py); reads no text, so it stays cheap.
+        """
+        columns = ["chunk_id", "post_id", "title", "collection", "date"]
+        table = self.chunks
+        if table is None or table.count_rows() == 0:
+            return pa.table({c: pa.array([], pa.string()) for c in columns}), np.zeros((0, 0), np.float32)
+        query = table.search().select([*columns, "vector"]).limit(table.count_rows())
+        if collections:
+            query = query.where(sql_in("collection", collections))
+        rows = query.to_arrow()
+        dim = rows.schema.field("vector").type.list_size
+        flat = rows["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        return rows.select(columns), np.asarray(flat, dtype=np.float32).reshape(-1, dim)
+
+    def counts(self) -> tuple[int, int]:
+        """(posts, chunks) stored."""
+        posts, chunks = self._open(POSTS), self.chunks
+        return (posts.count_rows() if posts else 0, chunks.count_rows() if chunks else 0)
+
+    def collections(self) -> list[str]:
+        table = self._open(POSTS)
+        if table is None:
+            return []
+        return sorted({c for c in table.to_arrow().column("collection").to_pylist() if c})
+
+    def vector_search(
+        self, vector: np.ndarray, limit: int, collections: Sequence[str] | None = None
+    ) -> list[dict]:
+        """Top `limit` chunks by cosine distance, optionally only from some collections."""
+        table = self.chunks
+        if table is None:
+            return []
+        query = table.search(np.asarray(vector, dtype=np.float32)).distance_type("cosine").limit(limit)
+        if collections:
+            # Prefilter: a postfilter on top-k can return nothing when the collection is small.
+            query = query.where(sql_in("collection", collections), prefilter=True)
+        if any(ix.index_type.startswith("IVF") for ix in table.list_indices()):
+            query = query.refine_factor(10)
+        return query.select([*_payload_columns(table), "_distance"]).to_list()
+
+    def keyword_search(self, text: str, limit: int, collections: Sequence[str] | None = None) -> list[dict]:
+        """Top `limit` chunks by BM25 over `search_text`, with their vectors; `_score` is the BM25 score.
+
+        The question is passed as a match query (terms OR-ed), never parsed as query syntax, so quotes,
+        colons or a lone "?" cannot break it; a question of only stop words matches nothing.
+        """
+        table = self.chunks
+        if table is None or not text.strip():
+            return []
+        try:
+            if SEARCH_TEXT not in table.schema.names:
+                # A table from before keyword search: upgrade it once (column + index).
+                self.ensure_fts_index(table)
+                table = self.chunks
+            query = table.search(MatchQuery(text, SEARCH_TEXT), query_type="fts").limit(limit)
+            if collections:
+                query = query.where(sql_in("collection", collections), prefilter=True)
+            return query.select([*_payload_columns(table), "vector", "_score"]).to_list()
+        except Exception as exc:  # LanceDB raises ValueError/RuntimeError/OSError variously
+            raise KeywordSearchError(f"keyword search failed: {exc}") from exc
+
+
+def _payload_columns(table: Any) -> list[str]:
+    """Every chunk column a search returns, without the big or derived ones."""
+    return [c for c in table.schema.names if c not in ("vector", SEARCH_TEXT)]

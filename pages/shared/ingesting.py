@@ -1,0 +1,159 @@
+"""Ingesting from the app: progress, the report, undo, uploads and the LLM stages' review."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from core.config import Settings
+from core.ingest import IngestReport, ingest_posts
+from core.models import ParseError, ParseResult, Post
+from core.parse import parse_bytes
+from core.store import Store, Versions
+from pages.shared.state import KNOWN_ERRORS, UNDO_KEY, flash, get_embedder_cached, get_store, owner_unlocked
+from pages.shared.text import md_escape
+
+
+def remember_undo(store: Store, before: Versions, label: str) -> None:
+    if store.versions() != before:
+        st.session_state[UNDO_KEY] = (before, label)
+
+
+def undo_button(settings: Settings) -> None:
+    """'Undo last change' for this session's last ingestion, re-ingestion, deletion or chunk edit."""
+    saved = st.session_state.get(UNDO_KEY)
+    if not saved or not owner_unlocked():
+        return
+    versions, label = saved
+    help_text = "Puts both tables back as they were before it; changes made since (by anyone) are undone too."
+    if st.button(f"Undo last change ({label})", help=help_text, key="undo_last"):
+        try:
+            get_store(settings).restore(versions)
+        except KNOWN_ERRORS as exc:
+            st.error(f"Undo failed: {md_escape(exc)}")
+            return
+        del st.session_state[UNDO_KEY]
+        flash(f"Undone: {label}.")
+        st.rerun()
+
+
+def run_ingestion(
+    posts: Sequence[Post],
+    settings: Settings,
+    *,
+    errors: Sequence[ParseError] = (),
+    force: bool = False,
+    label: str = "ingestion",
+    llm: Any = None,
+) -> IngestReport | None:
+    """Ingest under st.status with a progress bar; remembers the versions before it for undo.
+
+    `llm` (core.prepare.LLMPrepOptions) turns on the LLM preparation stages.
+    """
+    try:
+        store = get_store(settings)
+        # A table not created yet: let ingest pick the default for its posts' language (core/embed/).
+        embedder = get_embedder_cached(settings) if store.model_id() else None
+        before = store.versions()
+    except KNOWN_ERRORS as exc:
+        st.error(f"Cannot ingest: {md_escape(exc)}")
+        return None
+    report: IngestReport | None = None
+    stages = " with the LLM stages" if llm else ""
+    with st.status(f"Ingesting {len(posts)} post(s){stages}…", expanded=True) as status:
+        bar = st.progress(0.0, text="Starting…")
+
+        def progress(done: int, total: int, message: str) -> None:
+            bar.progress(done / total if total else 1.0, text=f"{done}/{total} posts: {message}")
+
+        try:
+            report = ingest_posts(
+                list(posts),
+                settings,
+                store=store,
+                embedder=embedder,
+                progress=progress,
+                errors=errors,
+                force=force,
+                llm=llm,
+            )
+        except KNOWN_ERRORS as exc:
+            status.update(label="Ingestion failed", state="error")
+            st.error(md_escape(exc))
+        else:
+            state = "complete" if report.ok else "error"
+            status.update(label=f"Ingested: {report.summary()}", state=state, expanded=False)
+    remember_undo(store, before, label)
+    if report is not None:
+        st.session_state["last_report"] = report
+    return report
+
+
+def show_report(report: IngestReport) -> None:
+    """The summary as numbers, then one line per file or post that failed."""
+    cols = st.columns(6)
+    numbers = [
+        ("New", report.count("new")),
+        ("Updated", report.count("updated")),
+        ("Unchanged", report.count("unchanged")),
+        ("Failed", report.failed),
+        ("Chunks embedded", report.chunks_embedded),
+        ("Chunks reused", report.chunks_reused),
+    ]
+    for col, (name, value) in zip(cols, numbers, strict=True):
+        col.metric(name, value)
+    for error in report.errors:
+        st.warning(f"{md_escape(error.source)}: {md_escape(error.message)}")
+    for outcome in report.outcomes:
+        if outcome.status == "failed":
+            st.warning(f"{md_escape(outcome.source or outcome.post_id)}: {md_escape(outcome.message)}")
+
+
+def parse_uploads(files: Iterable[tuple[str, bytes]], collection: str | None = None) -> ParseResult:
+    """Parse uploaded files (name, bytes); a bad file becomes a ParseError, the others are still read."""
+    result = ParseResult()
+    for name, data in files:
+        try:
+            parsed = parse_bytes(name, data, collection=collection or None)
+        except Exception as exc:
+            result.errors.append(ParseError(name, f"could not be read: {exc}"))
+            continue
+        result.posts.extend(parsed.posts)
+        result.errors.extend(parsed.errors)
+    return result
+
+
+def show_llm_usage(report: IngestReport) -> None:
+    """Requests and tokens of the LLM stages (tiktoken estimate and the API's usage), then what fell
+    back (or failed) for which post."""
+    if report.llm is None:
+        return
+    stats = report.llm
+    cols = st.columns(4)
+    numbers = [
+        ("LLM requests", stats.calls),
+        ("From cache", stats.cached),
+        ("Tokens (estimate)", stats.estimated_tokens),
+        ("Tokens (API)", stats.usage.total_tokens),
+    ]
+    for col, (name, value) in zip(cols, numbers, strict=True):
+        col.metric(name, value)
+    for outcome in report.outcomes:
+        if outcome.llm == "failed":
+            st.warning(f"{md_escape(outcome.title)}: {md_escape(outcome.note)}")
+        elif outcome.note:
+            st.caption(f"{md_escape(outcome.title)} ({md_escape(outcome.llm)}): {md_escape(outcome.note)}")
+
+
+def rewrite_frame(proposal: Any) -> pd.DataFrame:
+    """A proposal's sentence-level diff as a table: paragraph, sentence, before, after."""
+    return pd.DataFrame(
+        [
+            {"¶": c.paragraph, "sentence": c.id, "before": c.before, "after": c.after}
+            for c in proposal.changes
+        ],
+        columns=["¶", "sentence", "before", "after"],
+    )

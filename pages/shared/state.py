@@ -1,0 +1,223 @@
+"""Streamlit glue shared by the pages: settings, cached resources, the sidebar, the owner gate.
+
+Everything here is thin: the work is done by core/. Conventions the pages follow:
+- Text that comes from posts or readers is shown with `st.text` (no Markdown, no HTML), or, where
+  Streamlit parses Markdown anyway (labels, captions, alerts), passed through `md_escape` first.
+  Answers are Markdown written by the model, shown with images neutralised (`safe_answer`).
+- Known failures (model, key, store, embedder, bad settings) are shown with `st.error`, never a traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any
+
+import streamlit as st
+
+from core.config import ConfigError, Settings
+from core.embed import Embedder, EmbedError, embedder_for_store
+from core.llm import LLMError, describe_llm
+from core.serve import DEFAULT_QUESTIONS_PER_MINUTE, PasswordGate, RateLimiter
+from core.store import Store, StoreError
+from pages.shared.text import md_escape
+
+# Failures with a message meant for people; anything else is a bug and keeps its traceback.
+KNOWN_ERRORS: tuple[type[Exception], ...] = (
+    ConfigError,
+    StoreError,
+    EmbedError,
+    LLMError,
+    ValueError,
+    OSError,
+)
+
+# Advanced retrieval/answer controls (sidebar), shared by the chat and inspector pages.
+ADVANCED = ("top_k", "threshold", "min_chunks", "max_chunks", "temperature")
+ADVANCED_KEYS = tuple(f"adv_{name}" for name in ADVANCED)
+
+GATE_KEY = "owner_gate"
+LIMITER_KEY = "question_limiter"
+UNDO_KEY = "undo"
+FLASH_KEY = "flash"
+
+
+# Settings and app-only secrets ------------------------------------------------------------------------
+
+
+def read_secrets() -> dict[str, Any]:
+    """Top-level values of .streamlit/secrets.toml, or {} when there is no secrets file."""
+    try:
+        return {k: v for k, v in st.secrets.to_dict().items() if not isinstance(v, dict)}
+    except Exception:
+        return {}
+
+
+def _app_setting(name: str, env_name: str) -> str | None:
+    value = read_secrets().get(name)
+    if value in (None, ""):
+        value = os.environ.get(env_name)
+    return None if value in (None, "") else str(value)
+
+
+def admin_password() -> str | None:
+    """The owner's password (secret `admin_password`, else env INKWELL_ADMIN_PASSWORD); None: single-user."""
+    return _app_setting("admin_password", "INKWELL_ADMIN_PASSWORD")
+
+
+def questions_per_minute() -> int:
+    """Questions one session may ask per minute (secret or env INKWELL_QUESTIONS_PER_MINUTE); 0: no limit."""
+    value = _app_setting("questions_per_minute", "INKWELL_QUESTIONS_PER_MINUTE")
+    try:
+        return DEFAULT_QUESTIONS_PER_MINUTE if value is None else max(0, int(value))
+    except ValueError:
+        return DEFAULT_QUESTIONS_PER_MINUTE
+
+
+def base_settings() -> Settings:
+    """Settings from secrets, then environment, then defaults. Read on every run (cheap)."""
+    return Settings.load(secrets=read_secrets())
+
+
+def keep_advanced_state() -> None:
+    """Keep the sidebar's advanced values when a page that doesn't draw them runs (call on every run)."""
+    for key in ADVANCED_KEYS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def advanced_controls(settings: Settings) -> Settings:
+    """The sidebar expander with top-k, threshold, min/max chunks and temperature; returns the settings.
+
+    The widgets start from the configured settings and keep the reader's changes for the session.
+    """
+    for name, key in zip(ADVANCED, ADVANCED_KEYS, strict=True):
+        if key not in st.session_state:
+            st.session_state[key] = getattr(settings, name)
+    with st.sidebar.expander("Advanced retrieval settings"):
+        top_k = st.number_input("Candidates (top-k)", 1, 1000, key="adv_top_k")
+        threshold = st.slider("Relevance threshold", 0.0, 1.0, step=0.01, key="adv_threshold")
+        min_chunks = st.number_input("Min chunks", 0, 1000, key="adv_min_chunks")
+        max_chunks = st.number_input("Max chunks", 1, 1000, key="adv_max_chunks")
+        temperature = st.slider("Temperature", 0.0, 2.0, step=0.05, key="adv_temperature")
+        if min_chunks > max_chunks:
+            st.warning("Min chunks is above max chunks: using max chunks for both.")
+            min_chunks = max_chunks
+    return settings.replace(
+        top_k=int(top_k),
+        threshold=float(threshold),
+        min_chunks=int(min_chunks),
+        max_chunks=int(max_chunks),
+        temperature=float(temperature),
+    )
+
+
+# Cached resources (one per process) -------------------------------------------------------------------
+
+
+@st.cache_resource(show_spinner=False)
+def _store(data_dir: str) -> Store:
+    return Store(data_dir)
+
+
+def get_store(settings: Settings) -> Store:
+    """One LanceDB connection per data directory and process; reads see the latest commit."""
+    return _store(str(settings.data_dir.expanduser().resolve()))
+
+
+@st.cache_resource(show_spinner=False)
+def _embedder(key: tuple, _settings: Settings, table_model: str | None) -> Embedder:
+    return embedder_for_store(_settings, table_model)
+
+
+def get_embedder_cached(settings: Settings) -> Embedder:
+    """The configured embedder, else the one the table was made with (local models load on first use)."""
+    table_model = get_store(settings).model_id()
+    secret = settings.openai_api_key or ""
+    key = (
+        settings.embed_backend,
+        settings.embed_model,
+        settings.embed_batch_size,
+        settings.embed_dimensions,
+        settings.embed_base_url or settings.openai_base_url or "",
+        hashlib.sha256(secret.encode()).hexdigest() if secret else "",  # never the key itself
+    )
+    return _embedder(key, settings, table_model)
+
+
+# Sidebar ----------------------------------------------------------------------------------------------
+
+
+def sidebar_status(settings: Settings) -> None:
+    """Which models are active, what the table holds, and whether owner pages are protected.
+
+    Draws where it is called (the app calls it inside a sidebar container, after the page ran, so the
+    counts include what the page just ingested or deleted).
+    """
+    st.caption(f"**Answer model:** {md_escape(describe_llm(settings))}")
+    if settings.uses_builtin_llm:
+        st.caption("Offline built-in model: set an OpenAI key or server for better answers.")
+    try:
+        posts, chunks = get_store(settings).counts()
+        embedder = get_embedder_cached(settings)
+    except KNOWN_ERRORS as exc:
+        st.error(f"Cannot read the data directory: {md_escape(exc)}")
+    else:
+        st.caption(f"**Embedder:** {md_escape(embedder.model_id)}")
+        st.caption(f"**Table:** {posts} posts · {chunks} chunks")
+    if admin_password() is None:
+        st.caption("Single-user mode: no admin password is set, so every page is open.")
+    elif owner_unlocked() and st.button("Lock owner pages", key="owner_logout"):
+        gate().logout()
+        st.rerun()
+
+
+# Owner gate and rate limit ----------------------------------------------------------------------------
+
+
+def gate() -> PasswordGate:
+    if GATE_KEY not in st.session_state:
+        st.session_state[GATE_KEY] = PasswordGate()
+    return st.session_state[GATE_KEY]
+
+
+def owner_unlocked() -> bool:
+    return admin_password() is None or gate().unlocked
+
+
+def require_owner(what: str) -> bool:
+    """True when the owner may act; otherwise shows the password form (and its result) and returns False."""
+    if owner_unlocked():
+        return True
+    st.info(f"{what} is for the site owner. Enter the admin password to continue.")
+    with st.form("owner_login", clear_on_submit=True):
+        typed = st.text_input("Admin password", type="password")
+        submitted = st.form_submit_button("Unlock")
+    if submitted:
+        result = gate().attempt(typed, admin_password())
+        if result.ok:
+            st.rerun()
+        st.error(result.message)
+    return False
+
+
+def limiter() -> RateLimiter:
+    per_minute = questions_per_minute()
+    current = st.session_state.get(LIMITER_KEY)
+    if current is None:
+        current = st.session_state[LIMITER_KEY] = RateLimiter(per_minute)
+    current.per_minute = per_minute
+    return current
+
+
+# Messages that survive a rerun ------------------------------------------------------------------------
+
+
+def flash(message: str, kind: str = "success") -> None:
+    st.session_state[FLASH_KEY] = (kind, message)
+
+
+def show_flash() -> None:
+    kind, message = st.session_state.pop(FLASH_KEY, (None, None))
+    if message:
+        getattr(st, kind)(message)
