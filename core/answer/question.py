@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from core.answer.generate import clean_history
+from core.chunk import STOPWORDS
 from core.config import Settings
 from core.llm import chat
 from core.llm.cache import corpus_language
@@ -23,6 +24,7 @@ _ENGLISH_WORDS = frozenset(
     )
 )
 _WORD = re.compile(r"[a-z']+")
+_WORD_ANY = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 _TYPOGRAPHY = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "—": "-", "–": "-", "…": "."})
 
 
@@ -105,15 +107,75 @@ REWRITE_PROMPT = (
 )
 
 
+# Words that point back into the conversation ("it", "that one", "the second"), per language. Personal
+# pronouns ("she", "he", "his") are left out on purpose: readers use them for the author in questions
+# that stand alone ("Why did she start the blog?").
+_REFERRING = frozenset(
+    re.findall(
+        r"\S+",
+        """it its it's that this these those them they their theirs such same other others former latter
+        second third more else also again then
+        es das dies diese dieser dieses dazu davon damit darüber ihn ihm ihr ihnen
+        ça cela ceci celui celle ceux celles lui leur leurs en y aussi encore
+        bu şu o onu ona onun bunu bunun şunu onlar onları ayrıca""",
+    )
+)
+# A follow-up opening like these continues the previous question ("And the cost?", "What about X?").
+_CONTINUATIONS = ("and ", "but ", "so ", "also ", "what about", "how about", "und ", "et ", "ve ", "peki")
+# Question words and auxiliaries: not content, but missing from the keyword stopwords.
+_QUESTION_WORDS = frozenset(
+    [
+        "what",
+        "why",
+        "how",
+        "when",
+        "where",
+        "who",
+        "whom",
+        "which",
+        "whose",
+        "does",
+        "did",
+        "do",
+        "is",
+        "are",
+        "was",
+        "were",
+    ]
+)
+FOLLOWUP_CONTENT_WORDS = 2  # at most this many content words: too little to search for on its own
+
+
+def needs_context(question: str) -> bool:
+    """Whether a follow-up question cannot be understood without the previous turn.
+
+    True when it starts like a continuation, has at most FOLLOWUP_CONTENT_WORDS content words ("Why?",
+    "tell me more", "How did he react?"), or points back ("it", "that", "the second") with at most one
+    content word more. Measured on data/demo/eval/followups.jsonl (bench/followups.py).
+    """
+    text = " ".join(question.lower().replace("’", "'").split())
+    if not text:
+        return False
+    if text.startswith(_CONTINUATIONS):
+        return True
+    words = _WORD_ANY.findall(text)
+    content = [w for w in words if w not in STOPWORDS and w not in _QUESTION_WORDS and w not in _REFERRING]
+    if len(content) <= FOLLOWUP_CONTENT_WORDS:
+        return True
+    return len(content) <= FOLLOWUP_CONTENT_WORDS + 1 and any(w in _REFERRING for w in words)
+
+
 def rewrite_followup(question: str, history: list[dict] | None, settings: Settings) -> str:
     """A follow-up question made standalone using the chat history (for retrieval on the chat page).
 
-    No history → the question unchanged, no model call. With the built-in model (too small to do this
-    reliably) no model call either: the previous user question and this one are joined, which is a decent
-    retrieval query. Otherwise one LLM call; failures raise LLMError.
+    The question is used as asked, with no model call, when there is no history or it stands on its own
+    (`needs_context`): gluing a new topic onto the previous question only blurs the search. A follow-up
+    that refers back is joined to the previous question with the built-in model (too small to rewrite
+    reliably; the joined text is a decent retrieval query), or rewritten by the model otherwise (one LLM
+    call; failures raise LLMError).
     """
     turns = clean_history(history)
-    if not turns or not question.strip():
+    if not turns or not question.strip() or not needs_context(question):
         return question
     if settings.uses_builtin_llm:
         previous = [m["content"] for m in turns if m["role"] == "user"]

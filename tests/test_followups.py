@@ -1,0 +1,60 @@
+"""Follow-ups: joined with (or rewritten from) the previous turn only when they refer back to it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.answer import rewrite_followup
+from core.answer.question import needs_context
+from core.config import Settings
+from tests.conftest import DEMO
+from tests.servers import ScriptedOpenAIServer
+
+PAIRS = [json.loads(line) for line in (DEMO / "eval" / "followups.jsonl").read_text().splitlines()]
+HISTORY = [
+    {"role": "user", "content": "How often do you feed your starter?"},
+    {"role": "assistant", "content": "Twice a day in summer."},
+]
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=[p["id"] for p in PAIRS])
+def test_labelled_followups(pair: dict) -> None:
+    assert needs_context(pair["followup"]) is pair["refers"]
+
+
+@pytest.mark.parametrize(
+    ("question", "refers"),
+    [
+        ("Und im Winter?", True),  # a continuation in German
+        ("Et pourquoi ?", True),
+        ("Peki ya kışın?", True),
+        ("Wie lange füttert man den Sauerteig im Winter und bei welcher Temperatur?", False),
+        ("", False),
+    ],
+)
+def test_other_languages_and_edges(question: str, refers: bool) -> None:
+    assert needs_context(question) is refers
+
+
+def test_builtin_model_joins_only_referring_followups() -> None:
+    settings = Settings()  # no key, no server: the built-in model, which is never called here
+    assert rewrite_followup("And in winter?", HISTORY, settings) == (
+        "How often do you feed your starter? And in winter?"
+    )
+    standalone = "What flour do you use for rye bread, and where do you buy it?"
+    assert rewrite_followup(standalone, HISTORY, settings) == standalone
+
+
+def test_a_standalone_followup_costs_no_model_call() -> None:
+    with ScriptedOpenAIServer() as server:
+        settings = Settings(openai_base_url=server.base_url, max_retries=0)
+        standalone = "What flour do you use for rye bread, and where do you buy it?"
+        assert rewrite_followup(standalone, HISTORY, settings) == standalone
+        assert server.requests == []
+        server.chat("How often do you feed your starter in winter?")
+        assert rewrite_followup("And in winter?", HISTORY, settings) == (
+            "How often do you feed your starter in winter?"
+        )
+        assert len(server.requests) == 1
