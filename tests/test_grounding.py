@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.answer import check_grounding
+from core.answer import GroundingChecker, check_grounding
 from core.answer.grounding import content_words
 from core.models import Hit
 
@@ -36,6 +36,41 @@ def test_supported_invented_and_unjudged_sentences(embedder):
     assert grounding.supported_fraction == pytest.approx(0.5)
     assert [s.sentence for s in grounding.unsupported] == [invented.sentence]
     assert grounding.summary() == "1 of 2 sentences supported by the excerpts"
+
+
+def test_a_checker_embeds_the_excerpts_once_and_judges_sentence_by_sentence_alike(embedder):
+    """What a streamed answer uses: one sentence at a time, the excerpts embedded only with the first."""
+    calls: list[list[str]] = []
+
+    class Counting:
+        model_id = embedder.model_id
+
+        def embed(self, texts):
+            calls.append(list(texts))
+            return embedder.embed(texts)
+
+    answer = (
+        "I buy nearly all of my wood at the Dunmore Brothers Sawmill in Pelham Falls. "
+        "My favourite football team is Manchester United and I watch every match on television. "
+        "Thanks! I sight down the edge of every board for twist before I buy it."
+    )
+    whole = check_grounding(answer, hits(), embedder)
+    checker = GroundingChecker(hits(), Counting())
+    assert checker.check(answer).to_json() == whole.to_json()  # check_grounding is this, in one call
+    assert calls == [[s.sentence for s in whole.judged] + EXCERPTS]
+
+    calls.clear()
+    checker = GroundingChecker(hits(), Counting())
+    one_by_one = [
+        checker.check_sentences([s.sentence], language_of=answer).sentences[0] for s in whole.sentences
+    ]
+    assert [(s.judged, s.supported, s.chunk_ids) for s in one_by_one] == [
+        (s.judged, s.supported, s.chunk_ids) for s in whole.sentences
+    ]
+    assert [s.similarity for s in one_by_one] == pytest.approx(
+        [s.similarity for s in whole.sentences], abs=1e-5
+    )
+    assert calls[0][1:] == EXCERPTS and [len(c) for c in calls] == [3, 1, 1]  # "Thanks!" is not judged
 
 
 def test_no_excerpts_means_nothing_is_supported(embedder):

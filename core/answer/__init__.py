@@ -5,7 +5,7 @@ answer in the author's voice (generate) and the check of each sentence against t
 from __future__ import annotations
 
 from core.answer.generate import NO_HITS_MESSAGE, AnswerStream, Source, answer
-from core.answer.grounding import Grounding, check_grounding
+from core.answer.grounding import Grounding, GroundingChecker, check_grounding
 from core.answer.question import (
     rewrite_followup,
     translate_for_corpus,
@@ -17,6 +17,7 @@ __all__ = [
     "NO_HITS_MESSAGE",
     "AnswerStream",
     "Grounding",
+    "GroundingChecker",
     "Source",
     "answer",
     "check_grounding",
