@@ -96,6 +96,48 @@ def test_specifics_normalise_numbers_and_find_names():
     assert specifics("Before that I worked at Google in New York.") == {"google", "new", "york"}
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Yes, I'm sure I buy almost all my wood at Dunmore Brothers Sawmill.",
+        "Honestly, I’ve bought almost all my wood at Dunmore Brothers Sawmill for years.",
+        "As I'd say, Dunmore Brothers Sawmill in Pelham Falls air-dries its lumber.",
+        "Before buying, I’d sight down the edge of a board for twist.",
+        "In short: Don't buy a board before you check the end grain for pith.",
+        "Sure, I'll check the end grain, and I’ll sight down the edge.",
+    ],
+)
+def test_contractions_are_not_names(sentence):
+    from core.answer.grounding import GroundingChecker
+
+    checker = GroundingChecker(hits(), embedder=None)  # details only: nothing is embedded
+    assert checker.unknown_details(sentence) == []
+
+
+def test_a_possessive_is_the_name_with_either_apostrophe():
+    from core.answer.grounding import GroundingChecker
+
+    checker = GroundingChecker(hits(), embedder=None)
+    assert checker.unknown_details("My wood comes from Dunmore’s yard in Pelham Falls.") == []
+    assert checker.unknown_details("My wood comes from Dunmore's yard, not Ezra's.") == ["ezra"]
+
+
+def test_relevance_scores_copied_from_the_prompt_are_not_details():
+    from core.answer.grounding import GroundingChecker
+
+    checker = GroundingChecker(hits(), embedder=None)
+    leaked = "[Choosing Boards | relevance=0.7692] I buy almost all my wood at Dunmore Brothers Sawmill."
+    assert checker.unknown_details(leaked) == []
+    assert checker.unknown_details("That excerpt scored 0.7692, so I buy my wood at Dunmore.") == []
+    assert checker.unknown_details("I buy 40 percent of my wood at Dunmore, score: 0.81.") == ["40"]
+
+
+def test_a_leaked_header_and_contractions_do_not_fail_a_true_sentence(embedder):
+    answer = "[Choosing Boards | relevance=0.7692] Yes, I'm sure: I buy almost all my wood at Dunmore Brothers Sawmill in Pelham Falls."
+    [sentence] = check_grounding(answer, hits(), embedder).sentences
+    assert sentence.unknown_details == [] and sentence.supported
+
+
 def test_a_changed_number_or_name_is_unsupported_even_when_the_sentence_is_similar(embedder):
     excerpt = "After five weeks and 61 hours, the walnut bench is sitting on the front porch, and Juniper sleeps on it."
     bench = [Hit("b", "Build Log: The Walnut Porch Bench", "projects", "b#0", "", excerpt, [], 0.9, 1)]

@@ -58,6 +58,14 @@ _TENS = {w: 10 * (i + 2) for i, w in enumerate(_TENS_WORDS.split())}
 _NUMBER_WORDS = {w: i for i, w in enumerate(_UNITS.split())} | _TENS | {"hundred": 100, "thousand": 1000}
 # A capitalised word that does not start the sentence: a name of a person, place, company or thing.
 _NAME = re.compile(r"(?<=[^\s.!?:;\"“(])\s+([A-Z][\w’'-]*\w)|(?<=[,;:(])\s*([A-Z][\w’'-]*\w)")
+# Capitalised contractions are not names ("Yes, I'm sure", "In short: Don't"); a possessive is its
+# name ("Ezra's" → "ezra"); ’ counts as '.
+_CONTRACTION = re.compile(
+    r"^(?:i|you|we|they|he|she|it|that|there|here|what|who|where|how|let)'(?:m|s|d|ll|ve|re)$|n't$"
+)
+# Relevance scores are no details the posts could hold: copied from excerpt headers of the old prompt
+# format ("relevance=0.7692") or written like one (0 and three or more decimals).
+_SCORE = re.compile(r"\b(?:relevance|score)\s*[=:]\s*\d*\.?\d+|(?<![\d.,])0\.\d{3,}(?![\d.])", re.IGNORECASE)
 
 
 @dataclass
@@ -140,11 +148,20 @@ def specifics(text: str, names: bool = True) -> set[str]:
     Small models keep the shape of a true sentence and change these ("took two weeks" for "five
     weeks", another sawmill's name), which similarity and word overlap both miss.
     """
-    numbers = {n for n in (_number(t) for t in _NUMBER.findall(text)) if n}
+    numbers = {n for n in (_number(t) for t in _NUMBER.findall(_SCORE.sub(" ", text))) if n}
     if not names:
         return numbers
-    names = {(a or b).lower() for a, b in _NAME.findall(text)}
-    return numbers | {n for n in names if n not in STOPWORDS}
+    found = {_name_key(a or b) for a, b in _NAME.findall(text)}
+    return numbers | {n for n in found if n and n not in STOPWORDS}
+
+
+def _name_key(word: str) -> str:
+    """A capitalised word as a detail to look up: lower case, ’ as ', a possessive's 's dropped; "" for a
+    contraction."""
+    word = word.lower().replace("’", "'")
+    if _CONTRACTION.search(word):
+        return ""
+    return word.removesuffix("'s")
 
 
 def _known_details(texts: Sequence[str]) -> set[str]:
@@ -152,7 +169,8 @@ def _known_details(texts: Sequence[str]) -> set[str]:
     known: set[str] = set()
     for text in texts:
         known |= {n for n in (_number(t) for t in _NUMBER.findall(text)) if n}
-        known |= {w.lower() for w in _WORD.findall(text)}
+        words = {w.lower() for w in _WORD.findall(text)}
+        known |= words | {k for k in map(_name_key, words) if k}
     return known
 
 
