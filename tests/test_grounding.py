@@ -132,6 +132,16 @@ def test_relevance_scores_copied_from_the_prompt_are_not_details():
     assert checker.unknown_details("I buy 40 percent of my wood at Dunmore, score: 0.81.") == ["40"]
 
 
+def test_a_list_items_number_or_bullet_is_not_a_detail():
+    from core.answer.grounding import GroundingChecker
+
+    checker = GroundingChecker(hits(), embedder=None)
+    assert checker.unknown_details("2. Sight down the edge of a board for twist.") == []
+    assert checker.unknown_details("12) I check the end grain for pith.") == []
+    assert checker.unknown_details("- Dunmore Brothers Sawmill air-dries its lumber.") == []
+    assert checker.unknown_details("3. I check 4 boards for twist.") == ["4"]
+
+
 def test_a_leaked_header_and_contractions_do_not_fail_a_true_sentence(embedder):
     answer = "[Choosing Boards | relevance=0.7692] Yes, I'm sure: I buy almost all my wood at Dunmore Brothers Sawmill in Pelham Falls."
     [sentence] = check_grounding(answer, hits(), embedder).sentences

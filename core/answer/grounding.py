@@ -63,6 +63,8 @@ _NAME = re.compile(r"(?<=[^\s.!?:;\"“(])\s+([A-Z][\w’'-]*\w)|(?<=[,;:(])\s*(
 _CONTRACTION = re.compile(
     r"^(?:i|you|we|they|he|she|it|that|there|here|what|who|where|how|let)'(?:m|s|d|ll|ve|re)$|n't$"
 )
+# A list item's number or bullet ("2. Sight down…", "- Dunmore…") starts the sentence, it is no detail.
+_LIST_MARKER = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+•])\s+")
 # Relevance scores are no details the posts could hold: copied from excerpt headers of the old prompt
 # format ("relevance=0.7692") or written like one (0 and three or more decimals).
 _SCORE = re.compile(r"\b(?:relevance|score)\s*[=:]\s*\d*\.?\d+|(?<![\d.,])0\.\d{3,}(?![\d.])", re.IGNORECASE)
@@ -148,6 +150,7 @@ def specifics(text: str, names: bool = True) -> set[str]:
     Small models keep the shape of a true sentence and change these ("took two weeks" for "five
     weeks", another sawmill's name), which similarity and word overlap both miss.
     """
+    text = _LIST_MARKER.sub("", text, count=1)
     numbers = {n for n in (_number(t) for t in _NUMBER.findall(_SCORE.sub(" ", text))) if n}
     if not names:
         return numbers
