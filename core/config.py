@@ -25,6 +25,9 @@ FUSIONS = ("score", "rrf")
 RERANKERS = ("none", "llm", "cross-encoder")
 ROUTINGS = ("auto", "off")
 POST_SCORINGS = ("combined", "retrieval", "post", "chunk")  # core/search/posts.py: how posts_about ranks
+# core/answer/release.py: "check" shows every answer sentence and lists the ones the grounding check
+# cannot support; "strict" leaves those out of the answer before the reader sees it.
+GROUNDINGS = ("check", "strict")
 
 # Variables that keep their conventional names instead of INKWELL_*.
 _ENV_ALIASES = {"openai_api_key": "OPENAI_API_KEY", "openai_base_url": "OPENAI_BASE_URL"}
@@ -62,6 +65,9 @@ class Settings:
     context_token_budget: int | None = None
     request_timeout: float = 60.0
     max_retries: int = 4
+    # "check" (answer sentences the excerpts do not support are listed under the answer) or "strict"
+    # (they are left out of the answer; core/answer/release.py).
+    grounding: str = "check"
 
     # Optional LLM preparation at ingest (core/prepare/): the model (empty: chat_model), how many
     # posts are prepared at once, and the most prompt tokens (tiktoken) one request may carry
@@ -145,6 +151,8 @@ class Settings:
             raise ConfigError(f"reranker must be one of {', '.join(RERANKERS)}, not {self.reranker!r}")
         if self.rerank_top_n < 1:
             raise ConfigError(f"rerank_top_n must be >= 1, not {self.rerank_top_n}")
+        if self.grounding not in GROUNDINGS:
+            raise ConfigError(f"grounding must be one of {', '.join(GROUNDINGS)}, not {self.grounding!r}")
         if self.routing not in ROUTINGS:
             raise ConfigError(f"routing must be one of {', '.join(ROUTINGS)}, not {self.routing!r}")
         if self.max_chunks_per_post < 0:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.answer import answer, check_grounding, rewrite_followup, translate_for_corpus
+from core.answer import answer, rewrite_followup, translate_for_corpus
 from core.llm import LLMError
 from core.search import Route, route_and_search
 from pages import shared
@@ -82,7 +82,10 @@ def show_details(message: dict, last: bool = False) -> None:
     elif message.get("model"):
         st.caption(f"Answered by {md(message['model'])}.")
     if message.get("truncated"):
-        st.caption("The answer reached the length limit (max tokens) and stops mid-way.")
+        st.caption("The answer reached the length limit (max tokens): it ends at its last complete sentence.")
+    dropped = message.get("dropped") or []
+    if dropped:
+        st.caption(f"Strict grounding: {len(dropped)} sentence(s) not found in the excerpts were left out.")
     sources = message.get("sources") or []
     if sources:
         lines = [f"{i}. {source_line(s)}" for i, s in enumerate(sources, start=1)]
@@ -97,9 +100,11 @@ def show_details(message: dict, last: bool = False) -> None:
             f"Grounding: {len(judged) - len(unsupported)} of {len(judged)} sentences are supported by the "
             "excerpts below."
         )
-        if unsupported:
-            with st.expander(f"{len(unsupported)} sentence(s) not found in the excerpts: treat with care"):
-                for item in unsupported:
+        listed = dropped or unsupported
+        if listed:
+            label = "left out of the answer" if dropped else "not found in the excerpts: treat with care"
+            with st.expander(f"{len(listed)} sentence(s) {label}"):
+                for item in listed:
                     st.text(item["sentence"])
                     if item.get("unknown_details"):
                         st.caption("No excerpt mentions: " + ", ".join(item["unknown_details"]))
@@ -173,7 +178,7 @@ def ask(question: str, override: list[str] | None = None) -> dict:
         reply["override_ok"] = override is not None or decision.status in ("routed", "unsure")
         for note in decision.notes:
             st.caption(md(note))
-        stream = answer(question, retrieval.hits, settings, history=turns)
+        stream = answer(question, retrieval.hits, settings, history=turns, embedder=embedder)
         reply["model"] = stream.model_label
         reply["sources"] = [s.to_json() for s in stream.sources]
         reply["hits"] = [h.to_json() for h in stream.used_hits]
@@ -183,8 +188,9 @@ def ask(question: str, override: list[str] | None = None) -> dict:
             reply["content"] = stream.text
             reply["builtin"] = stream.builtin and stream.called_model
             reply["truncated"] = stream.truncated
-        if stream.called_model and stream.text.strip():
-            reply["grounding"] = check_grounding(stream.text, stream.used_hits, embedder).to_json()
+            reply["dropped"] = [s.to_json() for s in stream.dropped]
+        if stream.grounding is not None:
+            reply["grounding"] = stream.grounding.to_json()
     except LLMError as exc:
         reply["error"] = f"The answer model failed: {md(exc)}"
     except shared.KNOWN_ERRORS as exc:

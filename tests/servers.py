@@ -40,7 +40,8 @@ class Reply:
     `data: [DONE]`; `chat_text` makes it a chat completion rendered as JSON or SSE depending on whether
     the request asked for `stream`; `vectors` makes it an embeddings response, as float lists or as
     base64 float32 depending on the request's `encoding_format` (the openai client asks for base64 unless
-    told otherwise); `delay` sleeps before answering (to provoke client timeouts).
+    told otherwise); `delay` sleeps before answering (to provoke client timeouts); `finish_reason` ends a
+    `chat_text` reply ("length": the model ran out of tokens).
     """
 
     status: int = 200
@@ -51,6 +52,7 @@ class Reply:
     usage: dict | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    finish_reason: str = "stop"
 
 
 @dataclass
@@ -66,7 +68,9 @@ class Recorded:
         return self.headers.get("authorization", "")
 
 
-def chat_completion(text: str, *, model: str = "scripted-model", usage: dict | None = None) -> dict:
+def chat_completion(
+    text: str, *, model: str = "scripted-model", usage: dict | None = None, finish_reason: str = "stop"
+) -> dict:
     """A non-streamed chat completion exactly as OpenAI shapes it."""
     return {
         "id": "chatcmpl-scripted",
@@ -78,7 +82,7 @@ def chat_completion(text: str, *, model: str = "scripted-model", usage: dict | N
                 "index": 0,
                 "message": {"role": "assistant", "content": text, "refusal": None},
                 "logprobs": None,
-                "finish_reason": "stop",
+                "finish_reason": finish_reason,
             }
         ],
         "usage": usage or {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
@@ -137,6 +141,11 @@ def split_deltas(text: str) -> list[str]:
     if current:
         parts.append(current)
     return parts
+
+
+def split_every(text: str, size: int) -> list[str]:
+    """Split text into deltas of `size` characters (the last may be shorter), wherever that cuts."""
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def embeddings_response(
@@ -230,10 +239,16 @@ class ScriptedOpenAIServer:
         return self
 
     def chat(
-        self, text: str | list[str], *, usage: dict | None = None, delay: float = 0.0
+        self,
+        text: str | list[str],
+        *,
+        usage: dict | None = None,
+        delay: float = 0.0,
+        finish_reason: str = "stop",
     ) -> ScriptedOpenAIServer:
-        """Answer a chat completion with `text` (a list of strings = the exact stream deltas)."""
-        return self.push(Reply(chat_text=text, usage=usage, delay=delay))
+        """Answer a chat completion with `text` (a list of strings = the exact stream deltas), ending with
+        `finish_reason` ("length": as if the model had run out of tokens)."""
+        return self.push(Reply(chat_text=text, usage=usage, delay=delay, finish_reason=finish_reason))
 
     def embeddings(self, vectors: list[list[float]]) -> ScriptedOpenAIServer:
         return self.push(Reply(vectors=vectors))
@@ -334,9 +349,15 @@ def _make_handler(server: ScriptedOpenAIServer) -> Callable[..., BaseHTTPRequest
                 )
                 if wants_stream:
                     include = bool((request.get("stream_options") or {}).get("include_usage"))
-                    self._send_sse(reply, chat_chunks(deltas, usage=reply.usage, include_usage=include))
+                    events = chat_chunks(
+                        deltas, usage=reply.usage, include_usage=include, finish_reason=reply.finish_reason
+                    )
+                    self._send_sse(reply, events)
                 else:
-                    self._send_json(reply, chat_completion("".join(deltas), usage=reply.usage))
+                    completion = chat_completion(
+                        "".join(deltas), usage=reply.usage, finish_reason=reply.finish_reason
+                    )
+                    self._send_json(reply, completion)
             elif reply.vectors is not None:
                 fmt = request.get("encoding_format") or "float"
                 self._send_json(reply, embeddings_response(reply.vectors, encoding_format=fmt))

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from core.answer import NO_HITS_MESSAGE, AnswerStream, answer, rewrite_followup, translate_to_english
+from core.answer import (
+    NO_HITS_MESSAGE,
+    AnswerStream,
+    answer,
+    check_grounding,
+    rewrite_followup,
+    translate_to_english,
+)
 from core.answer.generate import (
     DEFAULT_PROMPT_TEMPLATE,
     build_messages,
@@ -19,7 +26,7 @@ from core.answer.question import looks_english
 from core.config import Settings
 from core.llm import LLMError, get_builtin_server
 from core.models import Hit
-from core.text import count_tokens
+from core.text import count_tokens, split_sentences
 from tests.servers import ScriptedOpenAIServer
 
 AUTHOR = {
@@ -88,22 +95,24 @@ def test_system_prompt_template_override():
 
 
 def test_context_format():
+    """Tagged excerpts, the post on the opening tag, no relevance numbers (the order is the rank)."""
     assert format_hit(hit("a", 0.81234, "Bread is patience.", title="On Bread")) == (
-        "[On Bread | relevance=0.8123]\nBread is patience."
+        '<excerpt post="On Bread">\nBread is patience.\n</excerpt>'
     )
-    assert format_hit(hit("a", 0.5, "x", title="On Bread", section="Starters")) == (
-        "[On Bread — Starters | relevance=0.5000]\nx"
+    assert format_hit(hit("a", 0.5, "x", title='On "Bread" & <Salt>', section="Starters")) == (
+        '<excerpt post="On &quot;Bread&quot; &amp; &lt;Salt&gt; — Starters">\nx\n</excerpt>'
     )
     hits = [hit("a", 0.3, "Third."), hit("b", 0.9, "First."), hit("c", 0.6, "Second.")]
     messages, used = build_messages("Why bake?", hits, Settings(**AUTHOR))
     assert [h.post_id for h in used] == ["b", "c", "a"]
     user = messages[-1]["content"]
     expected = (
-        "[Post b | relevance=0.9000]\nFirst.\n\n"
-        "[Post c | relevance=0.6000]\nSecond.\n\n"
-        "[Post a | relevance=0.3000]\nThird."
+        '<excerpt post="Post b">\nFirst.\n</excerpt>\n\n'
+        '<excerpt post="Post c">\nSecond.\n</excerpt>\n\n'
+        '<excerpt post="Post a">\nThird.\n</excerpt>'
     )
     assert expected in user
+    assert "relevance" not in user and "0.9" not in user
     assert user.endswith("Why bake?")
     assert messages[0] == {"role": "system", "content": system_prompt(Settings(**AUTHOR))}
     assert [m["role"] for m in messages] == ["system", "user"]
@@ -117,7 +126,7 @@ def test_budget_trims_to_best_hits():
     assert 2 <= len(used) < 30
     assert count_tokens(context) <= 2000
     assert [h.post_id for h in used] == [f"p{i}" for i in range(len(used))]
-    assert context.count("relevance=") == len(used)
+    assert context.count("<excerpt ") == context.count("</excerpt>") == len(used)
 
     _, used2 = build_messages("q", hits, Settings(context_token_budget=2000))
     assert used2 == used
@@ -127,7 +136,7 @@ def test_single_oversized_hit_is_cut_to_fit():
     huge = hit("big", 0.9, "word " * 5000, title="Huge")
     context, used = fit_context([huge, hit("small", 0.5, "tiny")], 300)
     assert used == [huge]
-    assert context.startswith("[Huge | relevance=0.9000]\n")
+    assert context.startswith('<excerpt post="Huge">\nword word') and context.endswith(" …\n</excerpt>")
     assert count_tokens(context) <= 300
 
 
@@ -187,16 +196,20 @@ def test_answer_streams_from_the_model(scripted: ScriptedOpenAIServer):
     assert stream.builtin is False
     assert scripted.requests == []  # nothing is sent before iterating
 
-    assert list(stream) == reply
-    assert stream.text == "".join(reply)
-    assert stream.done
+    assert list(stream) == ["I bake because it slows me down."]  # whole sentences
+    assert stream.text == stream.raw_text == "".join(reply)
+    assert stream.done and not stream.truncated and stream.cut == "" and stream.leaks == []
+    assert stream.grounding is None  # no embedder given
     [request] = scripted.requests
     body = request.body
     assert body["stream"] is True
     assert body["model"] == "llama3"
     assert (body["temperature"], body["max_tokens"]) == (0.4, 1000)
     assert body["messages"][0]["content"].startswith("You are Maya Lindqvist")
-    assert "[Slow Mornings | relevance=0.9500]\nEvery loaf takes a day." in body["messages"][-1]["content"]
+    assert (
+        '<excerpt post="Slow Mornings">\nEvery loaf takes a day.\n</excerpt>'
+        in body["messages"][-1]["content"]
+    )
     assert list(stream) == [stream.text]  # replay, no second request
     assert len(scripted.requests) == 1
 
@@ -289,13 +302,226 @@ def test_rewrite_followup_with_builtin_model_needs_no_call():
     assert rewritten == "How often do you feed your starter? And in winter?"
 
 
+# Safer answers: leaked prompt markup, length cuts, strict grounding -------------------------------------------
+
+TABLE = "Build Log: A White Oak Trestle Table for Eight"
+SAWMILL = [
+    "I buy almost all my wood at Dunmore Brothers Sawmill in Pelham Falls, a family yard that air-dries "
+    "its lumber in open sheds.",
+    "Before I buy a board I sight down its edge for twist and check the end grain for checks and pith.",
+]
+CLEAN = "I finished the table with three coats of Danish oil.\n\nThe oil took a week to cure."
+
+
+def table_hits() -> list[Hit]:
+    return [
+        hit(
+            "table",
+            0.7692,
+            "I finished the table with three coats of Danish oil.",
+            title=TABLE,
+            section="Finish",
+        ),
+        hit(
+            "table", 0.71, "The oil took a week to cure in the cold shop.", title=TABLE, section="Finish", n=1
+        ),
+    ]
+
+
+def sawmill_hits() -> list[Hit]:
+    return [
+        hit("boards", 0.8, text, title="Choosing Boards at the Sawmill", n=i)
+        for i, text in enumerate(SAWMILL)
+    ]
+
+
+LEAKED = {
+    "old header": f"[{TABLE} — Finish | relevance=0.7692]\nI finished the table with three coats of Danish oil.\n\n"
+    f"[{TABLE} — Finish | relevance=0.7100]\nThe oil took a week to cure.",
+    "old header inline": f"I finished the table with three coats of Danish oil [{TABLE} — Finish | relevance=0.7692]."
+    "\n\nThe oil took a week to cure (relevance=0.71).",
+    "tags": f'<excerpt post="{TABLE} — Finish">\nI finished the table with three coats of Danish oil.\n</excerpt>\n\n'
+    "The oil took a week to cure.</excerpt>",
+    "labels": f"Excerpts from my writings:\n\nExcerpt 1\nPost: {TABLE} — Finish\n"
+    "I finished the table with three coats of Danish oil.\n\nExcerpt 2: The oil took a week to cure.",
+    "bold labels": f"**Excerpt 1:** I finished the table with three coats of Danish oil.\n\n**Title:** {TABLE}\n"
+    "The oil took a week to cure.",
+    "header line": f"{TABLE} — Finish\nI finished the table with three coats of Danish oil.\n\n"
+    "The oil took a week to cure.",
+}
+
+
+@pytest.mark.parametrize("size", [1, 3, 7, 10_000])
+@pytest.mark.parametrize("kind", LEAKED)
+def test_copied_prompt_markup_never_reaches_the_reader(scripted: ScriptedOpenAIServer, kind, size):
+    """Headers of the old and the new format, labels and tags, whole or split across deltas anywhere."""
+    from tests.servers import split_every
+
+    scripted.chat(split_every(LEAKED[kind], size))
+    stream = answer("How did you finish the table?", table_hits(), remote(scripted))
+    pieces = list(stream)
+    assert stream.text == "".join(pieces) == CLEAN
+    for piece in pieces:
+        for mark in ("relevance", "0.7", "<", ">", "xcerpt", "[", "Post:", "Title", "Finish\n"):
+            assert mark not in piece
+    assert stream.leaks and stream.raw_text == LEAKED[kind]
+
+
+def test_an_answer_without_markup_is_unchanged(scripted: ScriptedOpenAIServer, embedder):
+    """Whitespace, lists, links, tags and markdown stay as the model wrote them, in both grounding modes
+    when every sentence is supported; only the pieces are whole sentences."""
+    from tests.servers import split_every
+
+    supported = (
+        "I finished the table with **three coats** of Danish oil.\n\nWhat I did:\n\n"
+        "1. I finished the table with Danish oil.\n2. The oil took a week to cure in the cold shop.\n\n"
+        "The oil took a week to cure"
+    )
+    linked = (
+        "I finished it with oil [REF: finishing], see [my post](https://example.com/table) (the last one)."
+    )
+    for text, grounding in ((supported, "check"), (supported, "strict"), (linked, "check")):
+        scripted.chat(split_every(text, 4))
+        settings = remote(scripted, grounding=grounding)
+        stream = answer("How did you finish the table?", table_hits(), settings, embedder=embedder)
+        pieces = list(stream)
+        assert "".join(pieces) == stream.text == text, grounding
+        assert stream.leaks == [] and stream.dropped == [] and not stream.truncated
+        if text == supported:
+            assert pieces[:3] == [
+                "I finished the table with **three coats** of Danish oil.",
+                "\n\nWhat I did:",
+                "\n\n1. I finished the table with Danish oil.",
+            ]
+            assert stream.grounding.supported_fraction == 1.0
+
+
+@pytest.mark.parametrize("size", [2, 5, 10_000])
+def test_an_answer_cut_at_max_tokens_ends_at_its_last_complete_sentence(scripted: ScriptedOpenAIServer, size):
+    from tests.servers import split_every
+
+    reply = "I finished the table with three coats of Danish oil. The oil took a week to cure, and then I wax"
+    scripted.chat(split_every(reply, size), finish_reason="length")
+    stream = answer("How did you finish the table?", table_hits(), remote(scripted))
+    pieces = list(stream)
+    assert pieces == ["I finished the table with three coats of Danish oil."]
+    assert stream.text == pieces[0] and stream.truncated
+    assert stream.cut == "The oil took a week to cure, and then I wax"
+    assert not any("wax" in p or "cure" in p for p in pieces)
+
+
 @pytest.mark.parametrize(("reason", "truncated"), [("length", True), ("stop", False)])
 def test_answer_cut_off_by_the_token_limit_is_flagged(reason, truncated):
     from tests.servers import Reply, chat_chunks
 
     with ScriptedOpenAIServer() as server:
-        server.push(Reply(events=chat_chunks(["I started", " the blog because"], finish_reason=reason)))
+        deltas = ["I started the blog in 2019.", " I wanted", " to write because"]
+        server.push(Reply(events=chat_chunks(deltas, finish_reason=reason)))
         settings = Settings(openai_base_url=server.base_url, max_retries=0)
         stream = answer("Why?", [hit("p", 0.9, "I started the blog in 2019.")], settings)
-        assert "".join(stream) == "I started the blog because"
+        text = "".join(stream)
     assert stream.truncated is truncated
+    if truncated:
+        assert (
+            text == stream.text == "I started the blog in 2019." and stream.cut == "I wanted to write because"
+        )
+    else:
+        assert (
+            text == stream.text == "I started the blog in 2019. I wanted to write because"
+            and stream.cut == ""
+        )
+
+
+def test_a_reply_cut_before_its_first_sentence_ends_says_so(scripted: ScriptedOpenAIServer):
+    from core.answer.generate import CUT_SHORT_MESSAGE
+
+    scripted.chat(
+        ["[Build Log | relevance=0.77]\n", "I started", " the blog because"], finish_reason="length"
+    )
+    stream = answer("Why?", [hit("p", 0.9, "I started the blog in 2019.")], remote(scripted))
+    assert list(stream) == [CUT_SHORT_MESSAGE] and stream.text == CUT_SHORT_MESSAGE
+    assert stream.cut == "I started the blog because" and stream.truncated
+
+
+INVENTED = (
+    "I buy almost all my wood at Dunmore Brothers Sawmill in Pelham Falls. "
+    "Before that I bought my lumber from Oakridge Timber in Burlington for twelve years. "
+    "It cost $4,000. "
+    "I sight down the edge of every board for twist and check the end grain for pith."
+)
+
+
+def test_check_mode_shows_invented_details_and_lists_them_as_unsupported(
+    scripted: ScriptedOpenAIServer, embedder
+):
+    scripted.chat(INVENTED)
+    stream = answer("Where do you buy wood?", sawmill_hits(), remote(scripted), embedder=embedder)
+    assert "".join(stream) == stream.text == INVENTED  # today's behaviour: shown, then listed
+    assert stream.dropped == []
+    grounding = stream.grounding
+    assert grounding.to_json() == check_grounding(stream.text, stream.used_hits, embedder).to_json()
+    [invented] = grounding.unsupported
+    assert invented.sentence.startswith("Before that I bought my lumber from Oakridge Timber")
+    assert invented.unknown_details == ["12", "burlington", "oakridge", "timber"]
+    assert grounding.summary() == "2 of 3 sentences supported by the excerpts"
+
+
+@pytest.mark.parametrize("size", [3, 10_000])
+def test_strict_mode_drops_invented_names_and_numbers_before_the_reader_sees_them(
+    scripted: ScriptedOpenAIServer, embedder, size
+):
+    from tests.servers import split_every
+
+    scripted.chat(split_every(INVENTED, size))
+    settings = remote(scripted, grounding="strict")
+    stream = answer("Where do you buy wood?", sawmill_hits(), settings, embedder=embedder)
+    pieces = list(stream)
+    kept = (
+        "I buy almost all my wood at Dunmore Brothers Sawmill in Pelham Falls. "
+        "I sight down the edge of every board for twist and check the end grain for pith."
+    )
+    assert "".join(pieces) == stream.text == kept
+    for invented in ("Oakridge", "Burlington", "twelve", "4,000"):
+        assert not any(invented in p for p in pieces)
+    dropped = {s.sentence: s for s in stream.dropped}
+    assert list(dropped) == [
+        "Before that I bought my lumber from Oakridge Timber in Burlington for twelve years.",
+        "It cost $4,000.",
+    ]
+    assert dropped["It cost $4,000."].unknown_details == ["4000"]  # too short to judge, but a number
+    assert not dropped["It cost $4,000."].judged
+    assert stream.grounding.summary() == "2 of 3 sentences supported by the excerpts"
+    assert [s.sentence for s in stream.grounding.sentences] == [s.strip() for s in split_sentences(INVENTED)]
+
+
+def test_strict_mode_with_nothing_supported_says_so_instead(scripted: ScriptedOpenAIServer, embedder):
+    from core.answer.generate import NOTHING_SUPPORTED_MESSAGE
+
+    scripted.chat("My favourite football team is Manchester United and I watch every match on television.")
+    settings = remote(scripted, grounding="strict")
+    stream = answer("Where do you buy wood?", sawmill_hits(), settings, embedder=embedder)
+    assert list(stream) == [NOTHING_SUPPORTED_MESSAGE] and stream.text == NOTHING_SUPPORTED_MESSAGE
+    assert len(stream.dropped) == 1 and stream.grounding.supported_fraction == 0.0
+
+
+def test_strict_mode_cannot_check_an_answer_in_another_language_with_an_english_model(
+    scripted: ScriptedOpenAIServer, embedder
+):
+    from core.answer.generate import NOTHING_SUPPORTED_MESSAGE
+
+    scripted.chat("Ich kaufe fast mein ganzes Holz bei der Sägemühle Dunmore Brothers in Pelham Falls.")
+    settings = remote(scripted, grounding="strict")
+    stream = answer("Wo kaufst du Holz?", sawmill_hits(), settings, embedder=embedder)
+    assert list(stream) == [NOTHING_SUPPORTED_MESSAGE]
+    assert stream.grounding.skipped.startswith("the answer is in German")
+
+
+def test_strict_grounding_is_a_validated_setting_that_needs_the_embedder(scripted: ScriptedOpenAIServer):
+    from core.config import ConfigError
+
+    assert Settings.load(environ={}).grounding == "check"
+    assert Settings.load(environ={"INKWELL_GROUNDING": "strict"}).grounding == "strict"
+    with pytest.raises(ConfigError, match="grounding must be one of check, strict, not 'lenient'"):
+        Settings.load(environ={"INKWELL_GROUNDING": "lenient"})
+    with pytest.raises(ValueError, match="needs the embedder"):
+        answer("Why?", [hit("p", 0.9)], remote(scripted, grounding="strict"))

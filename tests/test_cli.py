@@ -206,6 +206,36 @@ def test_installed_entry_point_runs():
         assert name in result.stdout
 
 
+def test_ask_shows_whole_supported_sentences_only_in_strict_mode(corpus, tmp_path, monkeypatch):
+    """A scripted OpenAI-compatible server copies a header, invents a farm and a year, and runs out of
+    tokens mid-sentence: `inkwell ask` with INKWELL_GROUNDING=strict prints none of it."""
+    from tests.servers import ScriptedOpenAIServer
+
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    reply = (
+        "[The Garden — Tomatoes | relevance=0.8123]\nI grow six kinds of tomatoes against the south wall. "
+        "I bought the seeds from Hollow Creek Farm in 1998. The Brandywines split in wet Aug"
+    )
+    with ScriptedOpenAIServer() as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "INKWELL_GROUNDING": "strict", "INKWELL_MAX_RETRIES": "0"}
+        for name, value in {**env, "INKWELL_TRANSLATE_QUESTION": "off", "INKWELL_ROUTING": "off"}.items():
+            monkeypatch.setenv(name, value)
+        server.chat(reply, finish_reason="length")
+        out = json.loads(run("ask", "Which tomatoes do you grow?", "--json", data_dir=db).stdout)
+        server.chat(reply, finish_reason="length")
+        shown = run("ask", "Which tomatoes do you grow?", data_dir=db)
+    assert out["answer"] == "I grow six kinds of tomatoes against the south wall."
+    assert out["truncated"] and out["grounding_mode"] == "strict"
+    assert [d["sentence"] for d in out["dropped"]] == ["I bought the seeds from Hollow Creek Farm in 1998."]
+    assert out["dropped"][0]["unknown_details"] == ["1998", "creek", "farm", "hollow"]
+    assert shown.stdout.startswith("I grow six kinds of tomatoes against the south wall.\n")
+    for hidden in ("relevance", "Hollow", "Aug"):
+        assert hidden not in shown.stdout
+    assert "left out, not found in the excerpts: I bought the seeds" in shown.stderr
+    assert "it ends at its last complete sentence" in shown.stderr
+
+
 @pytest.mark.llm
 def test_ask_answers_with_the_builtin_model_and_cites_posts(corpus, tmp_path):
     db = tmp_path / "db"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.answer import check_grounding
+from core.answer import GroundingChecker, check_grounding
 from core.answer.grounding import content_words
 from core.models import Hit
 
@@ -38,6 +38,41 @@ def test_supported_invented_and_unjudged_sentences(embedder):
     assert grounding.summary() == "1 of 2 sentences supported by the excerpts"
 
 
+def test_a_checker_embeds_the_excerpts_once_and_judges_sentence_by_sentence_alike(embedder):
+    """What a streamed answer uses: one sentence at a time, the excerpts embedded only with the first."""
+    calls: list[list[str]] = []
+
+    class Counting:
+        model_id = embedder.model_id
+
+        def embed(self, texts):
+            calls.append(list(texts))
+            return embedder.embed(texts)
+
+    answer = (
+        "I buy nearly all of my wood at the Dunmore Brothers Sawmill in Pelham Falls. "
+        "My favourite football team is Manchester United and I watch every match on television. "
+        "Thanks! I sight down the edge of every board for twist before I buy it."
+    )
+    whole = check_grounding(answer, hits(), embedder)
+    checker = GroundingChecker(hits(), Counting())
+    assert checker.check(answer).to_json() == whole.to_json()  # check_grounding is this, in one call
+    assert calls == [[s.sentence for s in whole.judged] + EXCERPTS]
+
+    calls.clear()
+    checker = GroundingChecker(hits(), Counting())
+    one_by_one = [
+        checker.check_sentences([s.sentence], language_of=answer).sentences[0] for s in whole.sentences
+    ]
+    assert [(s.judged, s.supported, s.chunk_ids) for s in one_by_one] == [
+        (s.judged, s.supported, s.chunk_ids) for s in whole.sentences
+    ]
+    assert [s.similarity for s in one_by_one] == pytest.approx(
+        [s.similarity for s in whole.sentences], abs=1e-5
+    )
+    assert calls[0][1:] == EXCERPTS and [len(c) for c in calls] == [3, 1, 1]  # "Thanks!" is not judged
+
+
 def test_no_excerpts_means_nothing_is_supported(embedder):
     grounding = check_grounding("The walnut bench took forty hours to build.", [], embedder)
     assert grounding.supported_fraction == 0.0
@@ -59,6 +94,58 @@ def test_specifics_normalise_numbers_and_find_names():
     assert specifics("I buy at least thirty percent more wood, about 1,200 board feet.") == {"30", "1200"}
     assert specifics("I turned thirty-five in October.") == {"35", "october"}
     assert specifics("Before that I worked at Google in New York.") == {"google", "new", "york"}
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Yes, I'm sure I buy almost all my wood at Dunmore Brothers Sawmill.",
+        "Honestly, I’ve bought almost all my wood at Dunmore Brothers Sawmill for years.",
+        "As I'd say, Dunmore Brothers Sawmill in Pelham Falls air-dries its lumber.",
+        "Before buying, I’d sight down the edge of a board for twist.",
+        "In short: Don't buy a board before you check the end grain for pith.",
+        "Sure, I'll check the end grain, and I’ll sight down the edge.",
+    ],
+)
+def test_contractions_are_not_names(sentence):
+    from core.answer.grounding import GroundingChecker
+
+    checker = GroundingChecker(hits(), embedder=None)  # details only: nothing is embedded
+    assert checker.unknown_details(sentence) == []
+
+
+def test_a_possessive_is_the_name_with_either_apostrophe():
+    from core.answer.grounding import GroundingChecker
+
+    checker = GroundingChecker(hits(), embedder=None)
+    assert checker.unknown_details("My wood comes from Dunmore’s yard in Pelham Falls.") == []
+    assert checker.unknown_details("My wood comes from Dunmore's yard, not Ezra's.") == ["ezra"]
+
+
+def test_relevance_scores_copied_from_the_prompt_are_not_details():
+    from core.answer.grounding import GroundingChecker
+
+    checker = GroundingChecker(hits(), embedder=None)
+    leaked = "[Choosing Boards | relevance=0.7692] I buy almost all my wood at Dunmore Brothers Sawmill."
+    assert checker.unknown_details(leaked) == []
+    assert checker.unknown_details("That excerpt scored 0.7692, so I buy my wood at Dunmore.") == []
+    assert checker.unknown_details("I buy 40 percent of my wood at Dunmore, score: 0.81.") == ["40"]
+
+
+def test_a_list_items_number_or_bullet_is_not_a_detail():
+    from core.answer.grounding import GroundingChecker
+
+    checker = GroundingChecker(hits(), embedder=None)
+    assert checker.unknown_details("2. Sight down the edge of a board for twist.") == []
+    assert checker.unknown_details("12) I check the end grain for pith.") == []
+    assert checker.unknown_details("- Dunmore Brothers Sawmill air-dries its lumber.") == []
+    assert checker.unknown_details("3. I check 4 boards for twist.") == ["4"]
+
+
+def test_a_leaked_header_and_contractions_do_not_fail_a_true_sentence(embedder):
+    answer = "[Choosing Boards | relevance=0.7692] Yes, I'm sure: I buy almost all my wood at Dunmore Brothers Sawmill in Pelham Falls."
+    [sentence] = check_grounding(answer, hits(), embedder).sentences
+    assert sentence.unknown_details == [] and sentence.supported
 
 
 def test_a_changed_number_or_name_is_unsupported_even_when_the_sentence_is_similar(embedder):

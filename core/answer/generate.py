@@ -1,12 +1,21 @@
 """Answer a reader's question in the author's voice, grounded only in retrieved excerpts.
 
-    stream = answer(question, hits, settings, history)
-    for delta in stream: ...          # streamed text
+    stream = answer(question, hits, settings, history, embedder=embedder)
+    for piece in stream: ...          # the answer, a sentence at a time, as the reader may see it
     stream.text, stream.sources, stream.used_hits, stream.model_label, stream.builtin, stream.usage
+    stream.truncated, stream.cut, stream.dropped, stream.grounding, stream.raw_text, stream.leaks
 
-The excerpts go in the last user message, each as `[<title> | relevance=0.8123]` (or
-`[<title> — <section> | relevance=0.8123]`) followed by its text, separated by blank lines, best first,
-as many as fit the token budget.
+The excerpts go in the last user message, best first, as many as fit the token budget, each as
+
+    <excerpt post="<title> — <section>">
+    <text>
+    </excerpt>
+
+separated by blank lines: no relevance numbers (the order says the rank), and a tag whose copy is
+plain to see. What the model writes goes through core/answer/release.py before the reader sees
+it: prompt markup it copied is cut out, only whole sentences are released (a reply cut at max_tokens
+ends at its last complete sentence), and with `grounding = "strict"` only sentences the grounding check
+supports.
 """
 
 from __future__ import annotations
@@ -14,7 +23,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from core.answer.grounding import Grounding, GroundingChecker, SentenceSupport
+from core.answer.release import Release, StrictJudge
 from core.config import Settings
+from core.embed import Embedder
 from core.llm import Usage, describe_llm, stream_chat
 from core.models import Hit
 from core.text import count_tokens, encoding
@@ -28,6 +40,11 @@ DEFAULT_PROMPT_TEMPLATE = (
 )
 
 NO_HITS_MESSAGE = "I haven't written about that, so I can't answer it from my posts."
+# Shown instead when the model wrote something but none of it may be shown: in strict grounding mode
+# no sentence was supported (or none could be checked); or the token limit came before the first
+# sentence ended; or the reply was nothing but copied prompt markup.
+NOTHING_SUPPORTED_MESSAGE = "I can't answer that from my posts without guessing."
+CUT_SHORT_MESSAGE = "My answer ran past its length limit before its first sentence ended."
 
 # Budget for the excerpts when settings.context_token_budget is not set. Budgets are counted with
 # tiktoken (o200k); the built-in SmolLM2 tokenizer needs more tokens for the same text (measured: English
@@ -78,9 +95,24 @@ def system_prompt(settings: Settings, prompt_template: str | None = None) -> str
     )
 
 
-def format_hit(hit: Hit) -> str:
-    label = f"{hit.title} — {hit.section}" if hit.section and hit.section != hit.title else hit.title
-    return f"[{label} | relevance={float(hit.relevance):.4f}]\n{hit.text.strip()}"
+def hit_label(hit: Hit) -> str:
+    """The post a hit comes from as the prompt names it: its title, and its section when it has one."""
+    return f"{hit.title} — {hit.section}" if hit.section and hit.section != hit.title else hit.title
+
+
+def post_labels(hits: list[Hit]) -> list[str]:
+    """The titles and labels the prompt named the hits' posts by: what a copied label line would say."""
+    return sorted({h.title for h in hits} | {hit_label(h) for h in hits})
+
+
+def _attribute(value: str) -> str:
+    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def format_hit(hit: Hit, text: str | None = None) -> str:
+    """One excerpt as the model sees it (`text`: a shortened text instead of the hit's)."""
+    body = hit.text.strip() if text is None else text
+    return f'<excerpt post="{_attribute(hit_label(hit))}">\n{body}\n</excerpt>'
 
 
 def context_budget(settings: Settings) -> int:
@@ -126,16 +158,19 @@ def fit_context(hits: list[Hit], budget: int, max_per_post: int = 0) -> tuple[st
     blocks: list[str] = []
     used: list[Hit] = []
     total = 0
-    sep_tokens = count_tokens(SEPARATOR)
     for hit in diversify(hits, max_per_post):
         block = format_hit(hit)
-        cost = count_tokens(block) + (sep_tokens if blocks else 0)
+        # The tokens this block adds to the joined context: the tokenizer merges across the separator
+        # (">\n\n" is one token), so a block after another costs less than alone plus the separator.
+        if blocks:
+            cost = count_tokens(blocks[-1] + SEPARATOR + block) - count_tokens(blocks[-1])
+        else:
+            cost = count_tokens(block)
         if total + cost > budget:
             if not blocks:
-                header = format_hit(Hit(**{**hit.__dict__, "text": ""}))
-                room = budget - count_tokens(header) - 2
+                room = budget - count_tokens(format_hit(hit, "")) - 2
                 if room > 0:
-                    blocks.append(f"{header}{_truncate(hit.text.strip(), room)}")
+                    blocks.append(format_hit(hit, _truncate(hit.text.strip(), room)))
                     used.append(hit)
             break
         blocks.append(block)
@@ -197,11 +232,22 @@ def sources_of(hits: list[Hit]) -> list[Source]:
 
 
 class AnswerStream:
-    """Iterate for text deltas (the model is called on first iteration, not before).
+    """Iterate for the answer as the reader may see it, a sentence (or a few) per piece; the model is
+    called on first iteration, not before.
 
-    Known before iterating: `messages`, `used_hits`, `sources`, `model_label`, `builtin`.
-    After iterating: `text` (the whole answer), `usage`, `done`. Iterating again replays `text` in one piece.
-    LLMError propagates out of the iteration; `text` then holds what had arrived.
+    Known before iterating: `messages`, `used_hits`, `sources`, `model_label`, `builtin`, `strict`.
+    After iterating:
+    - `text`: the reader-facing answer (what was yielded): prompt markup the model copied is cut out
+      (`leaks`), whole sentences only, and in strict grounding mode only supported ones;
+    - `truncated`: the model stopped at max_tokens; the text then ends at its last complete sentence
+      and `cut` holds the unfinished one left out;
+    - `dropped`: in strict mode, the sentences left out because the check could not support them
+      (SentenceSupport: similarity, overlap, unknown details);
+    - `grounding`: the check of the answer's sentences when an embedder was given (check mode: of
+      `text`, as check_grounding gives it; strict mode: of every sentence judged, kept or dropped);
+    - `raw_text` (everything the model sent), `usage`, `done`, `called_model`.
+    Iterating again replays `text` in one piece. LLMError propagates out of the iteration; `text` then
+    holds the sentences released before it.
     """
 
     def __init__(
@@ -212,9 +258,14 @@ class AnswerStream:
         history: list[dict] | None = None,
         *,
         prompt_template: str | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.question = question
         self.settings = settings
+        self.strict = settings.grounding == "strict"
+        if self.strict and embedder is None:
+            raise ValueError("strict grounding checks each sentence: answer() needs the embedder")
+        self.embedder = embedder
         self.messages, self.used_hits = build_messages(
             question, hits, settings, history, prompt_template=prompt_template
         )
@@ -223,9 +274,14 @@ class AnswerStream:
         self.builtin = settings.uses_builtin_llm
         self.usage = Usage()
         self.text = ""
+        self.raw_text = ""
         self.done = False
         self.called_model = False
         self.truncated = False  # the model stopped at max_tokens, mid-answer
+        self.cut = ""  # the unfinished sentence left out when truncated
+        self.leaks: list[str] = []  # prompt markup cut out of the model's text
+        self.dropped: list[SentenceSupport] = []
+        self.grounding: Grounding | None = None
 
     def __iter__(self) -> Iterator[str]:
         if self.done:
@@ -238,7 +294,10 @@ class AnswerStream:
             yield self.text
             return
         self.called_model = True
-        parts: list[str] = []
+        checker = GroundingChecker(self.used_hits, self.embedder) if self.embedder is not None else None
+        release = Release(
+            post_labels(self.used_hits), StrictJudge(checker) if self.strict and checker else None
+        )
         try:
             for delta in stream_chat(
                 self.settings,
@@ -248,12 +307,33 @@ class AnswerStream:
                 usage=self.usage,
                 on_finish=self._finished,
             ):
-                parts.append(delta)
-                self.text = "".join(parts)
-                yield delta
+                for piece in release.feed(delta):
+                    self.text = release.text
+                    yield piece
+            for piece in release.finish(truncated=self.truncated):
+                self.text = release.text
+                yield piece
         finally:
-            self.text = "".join(parts)
+            self.text, self.raw_text = release.text, release.raw
+            self.cut, self.leaks = release.cut, release.leaks
+            self.dropped = [v.support for v in release.dropped]
+        shown = bool(self.text.strip())
+        if checker is not None and (shown or self.strict):
+            self.grounding = self._grounding(checker, release)
+        if not shown and self.raw_text.strip():
+            nothing_checked = self.truncated and not release.verdicts
+            self.text = CUT_SHORT_MESSAGE if nothing_checked else NOTHING_SUPPORTED_MESSAGE
+            yield self.text
         self.done = True
+
+    def _grounding(self, checker: GroundingChecker, release: Release) -> Grounding:
+        if not self.strict:
+            return checker.check(self.text)
+        skipped = [v.skipped for v in release.verdicts if v.skipped]
+        judged = any(v.support.judged for v in release.verdicts)
+        return Grounding(
+            [v.support for v in release.verdicts], skipped=skipped[0] if skipped and not judged else ""
+        )
 
     def _finished(self, reason: str) -> None:
         self.truncated = reason == "length"
@@ -266,6 +346,11 @@ def answer(
     history: list[dict] | None = None,
     *,
     prompt_template: str | None = None,
+    embedder: Embedder | None = None,
 ) -> AnswerStream:
-    """Prepare an answer; iterate the result to stream it. No hits → a fixed message, no model call."""
-    return AnswerStream(question, hits, settings, history, prompt_template=prompt_template)
+    """Prepare an answer; iterate the result to stream it. No hits → a fixed message, no model call.
+
+    `embedder` (the table's): the answer's grounding is checked (`stream.grounding`); strict grounding
+    (settings.grounding) needs it.
+    """
+    return AnswerStream(question, hits, settings, history, prompt_template=prompt_template, embedder=embedder)

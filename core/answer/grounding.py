@@ -17,6 +17,10 @@ another case) still passes.
 
 Sentences of fewer than MIN_WORDS content words ("Thanks for asking.") are not judged.
 
+GroundingChecker prepares the excerpts' side once (words, details, language, vectors), so a streamed
+answer can be checked a sentence at a time (core/answer/release.py); check_grounding is one checker's
+check of a whole answer.
+
 Answers in another language than the excerpts (a German reader, English posts): word overlap and names
 mean nothing across languages (German capitalises every noun), so only numbers count as details, and
 the similarity needs an embedding model that maps languages together (multilingual-e5-small or an
@@ -54,6 +58,16 @@ _TENS = {w: 10 * (i + 2) for i, w in enumerate(_TENS_WORDS.split())}
 _NUMBER_WORDS = {w: i for i, w in enumerate(_UNITS.split())} | _TENS | {"hundred": 100, "thousand": 1000}
 # A capitalised word that does not start the sentence: a name of a person, place, company or thing.
 _NAME = re.compile(r"(?<=[^\s.!?:;\"“(])\s+([A-Z][\w’'-]*\w)|(?<=[,;:(])\s*([A-Z][\w’'-]*\w)")
+# Capitalised contractions are not names ("Yes, I'm sure", "In short: Don't"); a possessive is its
+# name ("Ezra's" → "ezra"); ’ counts as '.
+_CONTRACTION = re.compile(
+    r"^(?:i|you|we|they|he|she|it|that|there|here|what|who|where|how|let)'(?:m|s|d|ll|ve|re)$|n't$"
+)
+# A list item's number or bullet ("2. Sight down…", "- Dunmore…") starts the sentence, it is no detail.
+_LIST_MARKER = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+•])\s+")
+# Relevance scores are no details the posts could hold: copied from excerpt headers of the old prompt
+# format ("relevance=0.7692") or written like one (0 and three or more decimals).
+_SCORE = re.compile(r"\b(?:relevance|score)\s*[=:]\s*\d*\.?\d+|(?<![\d.,])0\.\d{3,}(?![\d.])", re.IGNORECASE)
 
 
 @dataclass
@@ -136,11 +150,21 @@ def specifics(text: str, names: bool = True) -> set[str]:
     Small models keep the shape of a true sentence and change these ("took two weeks" for "five
     weeks", another sawmill's name), which similarity and word overlap both miss.
     """
-    numbers = {n for n in (_number(t) for t in _NUMBER.findall(text)) if n}
+    text = _LIST_MARKER.sub("", text, count=1)
+    numbers = {n for n in (_number(t) for t in _NUMBER.findall(_SCORE.sub(" ", text))) if n}
     if not names:
         return numbers
-    names = {(a or b).lower() for a, b in _NAME.findall(text)}
-    return numbers | {n for n in names if n not in STOPWORDS}
+    found = {_name_key(a or b) for a, b in _NAME.findall(text)}
+    return numbers | {n for n in found if n and n not in STOPWORDS}
+
+
+def _name_key(word: str) -> str:
+    """A capitalised word as a detail to look up: lower case, ’ as ', a possessive's 's dropped; "" for a
+    contraction."""
+    word = word.lower().replace("’", "'")
+    if _CONTRACTION.search(word):
+        return ""
+    return word.removesuffix("'s")
 
 
 def _known_details(texts: Sequence[str]) -> set[str]:
@@ -148,8 +172,111 @@ def _known_details(texts: Sequence[str]) -> set[str]:
     known: set[str] = set()
     for text in texts:
         known |= {n for n in (_number(t) for t in _NUMBER.findall(text)) if n}
-        known |= {w.lower() for w in _WORD.findall(text)}
+        words = {w.lower() for w in _WORD.findall(text)}
+        known |= words | {k for k in map(_name_key, words) if k}
     return known
+
+
+class GroundingChecker:
+    """The excerpts' side of the check, prepared once: their content words, known details, language and
+    (on first need, in the same embedding call as the first sentences) their vectors.
+
+        checker = GroundingChecker(hits, embedder)
+        checker.check(answer)                                     # the whole answer: check_grounding's result
+        checker.check_sentences([sentence], language_of=so_far)   # one sentence as it streams
+
+    `language_of` is the text whose language stands for the answer's (the answer so far); the check
+    needs it because names and the similarity mean nothing across languages with an English-only model.
+    """
+
+    def __init__(
+        self,
+        hits: Sequence[Hit],
+        embedder: Embedder,
+        *,
+        similarity_threshold: float = SIMILARITY_THRESHOLD,
+        overlap_threshold: float = OVERLAP_THRESHOLD,
+    ) -> None:
+        self.hits = list(hits)
+        self.embedder = embedder
+        self.similarity_threshold = similarity_threshold
+        self.overlap_threshold = overlap_threshold
+        self.hit_words = [content_words(h.text) for h in self.hits]
+        self.known = _known_details(
+            [h.title for h in self.hits] + [h.section for h in self.hits] + [h.text for h in self.hits]
+        )
+        self.excerpt_language = (
+            detect_language(" ".join(h.text for h in self.hits)) if self.hits else UNDETERMINED
+        )
+        self._vectors: np.ndarray | None = None  # the excerpts', once embedded
+
+    def check(self, answer: str) -> Grounding:
+        """Every sentence of `answer`, judged against the excerpts."""
+        sentences = [s.strip() for s in split_sentences(answer) if s.strip()]
+        return self.check_sentences(sentences, language_of=answer)
+
+    def check_sentences(self, sentences: Sequence[str], *, language_of: str | None = None) -> Grounding:
+        """These sentences judged against the excerpts; the answer's language is `language_of`'s
+        (default: the sentences')."""
+        sentences = list(sentences)
+        words = [content_words(s) for s in sentences]
+        judged = [i for i, w in enumerate(words) if len(w) >= MIN_WORDS]
+        results = [SentenceSupport(s, judged=False, supported=False) for s in sentences]
+        if not judged:
+            return Grounding(results)
+        if not self.hits:
+            for i in judged:
+                results[i].judged = True
+            return Grounding(results)
+        skipped, check_names = self.language_rule(" ".join(sentences) if language_of is None else language_of)
+        if skipped:
+            return Grounding(results, skipped=skipped)
+
+        # On the model's relevance scale (core/embed/), so one threshold serves MiniLM and e5 alike.
+        similarity = rescale(
+            self._embed([sentences[i] for i in judged]) @ self._vectors.T,
+            relevance_scale(self.embedder.model_id),
+        )
+        for row, i in enumerate(judged):
+            overlap = np.array([len(words[i] & hw) / len(words[i]) for hw in self.hit_words])
+            passes = (similarity[row] >= self.similarity_threshold) | (overlap >= self.overlap_threshold)
+            result = results[i]
+            result.judged = True
+            result.similarity = float(similarity[row].max())
+            result.overlap = float(overlap.max())
+            result.unknown_details = self.unknown_details(sentences[i], names=check_names)
+            result.supported = bool(passes.any()) and not result.unknown_details
+            result.chunk_ids = [self.hits[j].chunk_id for j in np.flatnonzero(passes)]
+        return Grounding(results)
+
+    def language_rule(self, answer: str) -> tuple[str, bool]:
+        """(why the check cannot run, or ""; whether names count as details) for an answer like `answer`."""
+        answer_lang = detect_language(answer)
+        other_language = UNDETERMINED not in (answer_lang, self.excerpt_language) and (
+            answer_lang != self.excerpt_language
+        )
+        if other_language and not cross_lingual(self.embedder.model_id):
+            reason = (
+                f"the answer is in {language_name(answer_lang)} and the excerpts in "
+                f"{language_name(self.excerpt_language)}; comparing them needs a multilingual embedding model "
+                "(inkwell reembed --embed-model multilingual-e5-small)"
+            )
+            return reason, False
+        # Names are capitalised words, which says nothing in German (every noun) or across languages.
+        return "", not other_language and answer_lang != "de"
+
+    def unknown_details(self, sentence: str, *, names: bool = True) -> list[str]:
+        """The numbers (and, with `names`, names) of `sentence` that no excerpt holds, sorted."""
+        return sorted(specifics(sentence, names=names) - self.known)
+
+    def _embed(self, sentences: list[str]) -> np.ndarray:
+        """The sentences' vectors; the first call embeds the excerpts too, in the same call (vectors are
+        unit length)."""
+        if self._vectors is not None:
+            return self.embedder.embed(sentences)
+        vectors = self.embedder.embed(sentences + [h.text for h in self.hits])
+        self._vectors = vectors[len(sentences) :]
+        return vectors[: len(sentences)]
 
 
 def check_grounding(
@@ -160,48 +287,11 @@ def check_grounding(
     similarity_threshold: float = SIMILARITY_THRESHOLD,
     overlap_threshold: float = OVERLAP_THRESHOLD,
 ) -> Grounding:
-    sentences = [s.strip() for s in split_sentences(answer) if s.strip()]
-    words = [content_words(s) for s in sentences]
-    judged = [i for i, w in enumerate(words) if len(w) >= MIN_WORDS]
-    results = [SentenceSupport(s, judged=False, supported=False) for s in sentences]
-    if not judged:
-        return Grounding(results)
-    if not hits:
-        for i in judged:
-            results[i].judged = True
-        return Grounding(results)
-    answer_lang = detect_language(answer)
-    excerpt_lang = detect_language(" ".join(h.text for h in hits))
-    other_language = UNDETERMINED not in (answer_lang, excerpt_lang) and answer_lang != excerpt_lang
-    if other_language and not cross_lingual(embedder.model_id):
-        reason = (
-            f"the answer is in {language_name(answer_lang)} and the excerpts in {language_name(excerpt_lang)}; "
-            "comparing them needs a multilingual embedding model (inkwell reembed --embed-model "
-            "multilingual-e5-small)"
-        )
-        return Grounding(results, skipped=reason)
-    # Names are capitalised words, which says nothing in German (every noun) or across languages.
-    check_names = not other_language and answer_lang != "de"
-
-    # One embedding call for sentences and excerpts together (vectors are unit length).
-    vectors = embedder.embed([sentences[i] for i in judged] + [h.text for h in hits])
-    # On the model's relevance scale (core/embed/), so one threshold serves MiniLM and e5 alike.
-    similarity = rescale(
-        vectors[: len(judged)] @ vectors[len(judged) :].T, relevance_scale(embedder.model_id)
+    """Each sentence of `answer` judged against the excerpts (`hits`); see GroundingChecker."""
+    checker = GroundingChecker(
+        hits, embedder, similarity_threshold=similarity_threshold, overlap_threshold=overlap_threshold
     )
-    hit_words = [content_words(h.text) for h in hits]
-    known = _known_details([h.title for h in hits] + [h.section for h in hits] + [h.text for h in hits])
-    for row, i in enumerate(judged):
-        overlap = np.array([len(words[i] & hw) / len(words[i]) for hw in hit_words])
-        passes = (similarity[row] >= similarity_threshold) | (overlap >= overlap_threshold)
-        result = results[i]
-        result.judged = True
-        result.similarity = float(similarity[row].max())
-        result.overlap = float(overlap.max())
-        result.unknown_details = sorted(specifics(sentences[i], names=check_names) - known)
-        result.supported = bool(passes.any()) and not result.unknown_details
-        result.chunk_ids = [hits[j].chunk_id for j in np.flatnonzero(passes)]
-    return Grounding(results)
+    return checker.check(answer)
 
 
 def cross_lingual(model_id: str) -> bool:

@@ -30,7 +30,7 @@ def ask(
     data_dir: str | None,
 ) -> None:
     """Answer a question in the author's voice from their writings, citing the posts used."""
-    from core.answer import answer, check_grounding, translate_for_corpus
+    from core.answer import answer, translate_for_corpus
     from core.embed import embedder_for_store
     from core.search import route_and_search
     from core.store import Store
@@ -45,14 +45,14 @@ def ask(
     print_route(decision)
     for note in result.notes:
         click.secho(note, fg="yellow", err=True)
-    stream = answer(question, result.hits, settings)
+    stream = answer(question, result.hits, settings, embedder=embedder)
     if not as_json:
         click.secho(f"({stream.model_label})", dim=True, err=True)
     for delta in stream:
         if not as_json:
             click.echo(delta, nl=False)
     sources = [s.to_json() for s in stream.sources]
-    grounding = check_grounding(stream.text, stream.used_hits, embedder) if stream.called_model else None
+    grounding = stream.grounding
     if as_json:
         print_json(
             {
@@ -62,6 +62,8 @@ def ask(
                 "model": stream.model_label,
                 "builtin_model": stream.builtin,
                 "truncated": stream.truncated,
+                "grounding_mode": settings.grounding,
+                "dropped": [s.to_json() for s in stream.dropped],
                 "sources": sources,
                 "context": [h.to_json() for h in stream.used_hits],
                 "grounding": grounding.to_json() if grounding else None,
@@ -72,12 +74,16 @@ def ask(
     click.echo("\n")
     if stream.truncated:
         click.secho(
-            "The answer reached the length limit (--max-tokens / INKWELL_MAX_TOKENS).", fg="yellow", err=True
+            "The answer reached the length limit (INKWELL_MAX_TOKENS): it ends at its last complete sentence.",
+            fg="yellow",
+            err=True,
         )
     if grounding is not None:
         click.secho(f"Grounding: {grounding.summary()}.", bold=True, err=True)
-        for item in grounding.unsupported:
-            click.secho(f"  not found in the excerpts: {shorten(item.sentence, 160)}", fg="yellow", err=True)
+        listed = stream.dropped or grounding.unsupported
+        for item in listed:
+            label = "left out, not found in the excerpts" if stream.dropped else "not found in the excerpts"
+            click.secho(f"  {label}: {shorten(item.sentence, 160)}", fg="yellow", err=True)
             if item.unknown_details:
                 click.secho(
                     f"    (no excerpt mentions: {', '.join(item.unknown_details)})", fg="yellow", err=True
