@@ -1,5 +1,5 @@
 """Generative answers with the built-in model on the demo questions: what the model wrote against what
-the reader sees. `.venv/bin/python bench/answers.py` (about 30 s per question on 2 cores).
+the reader sees. `.venv/bin/python bench/generative.py` (about 30 s per question on 2 cores).
 
 For each of the 15 demo questions (data/demo/eval/queries.jsonl): the default retrieval on the demo blog,
 then one answer from the answer model (built-in SmolLM2-135M unless OPENAI_* says otherwise) through
