@@ -24,6 +24,8 @@ RETRIEVAL_MODES = ("dense", "fts", "hybrid")
 FUSIONS = ("score", "rrf")
 RERANKERS = ("none", "llm", "cross-encoder")
 ROUTINGS = ("auto", "off")
+# core/answer/reply.py: the author's own sentences, a generated answer, or "auto" (by the answer model).
+ANSWER_MODES = ("auto", "extractive", "generative")
 POST_SCORINGS = ("combined", "retrieval", "post", "chunk")  # core/search/posts.py: how posts_about ranks
 # core/answer/release.py: "check" shows every answer sentence and lists the ones the grounding check
 # cannot support; "strict" leaves those out of the answer before the reader sees it.
@@ -57,6 +59,9 @@ class Settings:
     local_context: int = 8192
     builtin_max_tokens: int = 256
     builtin_repeat_penalty: float = 1.1
+    # "extractive" (the author's own sentences, no model), "generative" (the chat model answers from the
+    # excerpts) or "auto": extractive with the built-in model, generative with a key or server.
+    answer_mode: str = "auto"
     author_name: str = "the author"
     author_description: str = "a writer who blogs about their life and work"
     temperature: float = 0.4
@@ -153,6 +158,10 @@ class Settings:
             raise ConfigError(f"rerank_top_n must be >= 1, not {self.rerank_top_n}")
         if self.grounding not in GROUNDINGS:
             raise ConfigError(f"grounding must be one of {', '.join(GROUNDINGS)}, not {self.grounding!r}")
+        if self.answer_mode not in ANSWER_MODES:
+            raise ConfigError(
+                f"answer_mode must be one of {', '.join(ANSWER_MODES)}, not {self.answer_mode!r}"
+            )
         if self.routing not in ROUTINGS:
             raise ConfigError(f"routing must be one of {', '.join(ROUTINGS)}, not {self.routing!r}")
         if self.max_chunks_per_post < 0:

@@ -1,23 +1,31 @@
-"""Chat: readers ask, the author's voice answers from the posts, with the posts cited.
+"""Chat: readers ask, the author answers from the posts, with the posts cited.
 
-Flow per question: rate limit → follow-up rewrite (with history) → translation into the writings'
-main language (if configured; shown as "Searched for: …") → collections routing (core/search/route.py, when
-the reader picked no collection; shown under the answer with one-click overrides that ask again) →
-retrieval → streamed answer → cited posts and the excerpts that went into the context.
+Flow per question: rate limit → follow-up rewrite (only when it refers back) → translation into the
+writings' main language (if configured; shown as "Searched for: …") → collections routing
+(core/search/route.py, when the reader picked no collection; shown under the answer with one-click
+overrides that ask again) → retrieval → the reply (core/answer/reply.py): the author's quoted
+sentences, a streamed generated answer, or "I haven't written about that" with the closest posts.
+The reply's drawing lives in pages/shared/replies.py.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from core.answer import answer, rewrite_followup, translate_for_corpus
-from core.llm import LLMError
+from core.answer import reply, resolve_mode, rewrite_followup, translate_for_corpus
+from core.llm import LLMError, describe_llm
 from core.search import Route, route_and_search
 from pages import shared
+from pages.shared import replies
 
 MESSAGES = "chat_messages"
 OVERRIDE = "chat_route_override"  # the last question's collections chosen by an override button
-BUILTIN_NOTE = "Answered by the small offline model: rough. Set an OpenAI key or server for better answers."
+# The sidebar's answer modes, as readers see them.
+ANSWER_MODES = {
+    "auto": "Automatic",
+    "extractive": "The author's own sentences",
+    "generative": "A generated answer",
+}
 
 settings = shared.base_settings()
 store = shared.get_store(settings)
@@ -35,19 +43,22 @@ except shared.KNOWN_ERRORS as exc:
 chosen = st.sidebar.multiselect(
     "Collections", collections, placeholder="All collections", key="chat_collections"
 )
-settings = shared.advanced_controls(settings)
+answer_mode = st.sidebar.radio(
+    "Answers",
+    list(ANSWER_MODES),
+    index=list(ANSWER_MODES).index(settings.answer_mode),
+    format_func=ANSWER_MODES.get,
+    key="chat_answer_mode",
+    help="The author's own sentences are quoted from the posts, unchanged: no model writes a word. "
+    "A generated answer is written by the answer model from the same excerpts. Automatic quotes with "
+    "the small built-in model and generates with an OpenAI key or server.",
+)
+settings = shared.advanced_controls(settings.replace(answer_mode=answer_mode))
+if answer_mode == "auto":
+    st.sidebar.caption(f"Now: {ANSWER_MODES[resolve_mode(settings)].lower()}.")
 if st.sidebar.button("Clear chat", icon=":material/delete_sweep:"):
     st.session_state[MESSAGES] = []
 messages: list[dict] = st.session_state.setdefault(MESSAGES, [])
-
-
-def source_line(source: dict) -> str:
-    where = ", ".join(md(v) for v in (source.get("collection"), source.get("date")) if v)
-    return (
-        f"{md(source['title'])}"
-        + (f" ({where})" if where else "")
-        + f" · relevance {source['relevance']:.2f}"
-    )
 
 
 def choose(override: list[str]) -> None:
@@ -75,50 +86,9 @@ def show_route(message: dict, last: bool) -> None:
 
 
 def show_details(message: dict, last: bool = False) -> None:
-    """Under an answer: the route, notes, cited posts, the excerpts used, and a copyable copy of the text."""
+    """Under a reply: the route (with override buttons under the last one), then the reply's notes."""
     show_route(message, last)
-    if message.get("builtin"):
-        st.caption(BUILTIN_NOTE)
-    elif message.get("model"):
-        st.caption(f"Answered by {md(message['model'])}.")
-    if message.get("truncated"):
-        st.caption("The answer reached the length limit (max tokens): it ends at its last complete sentence.")
-    dropped = message.get("dropped") or []
-    if dropped:
-        st.caption(f"Strict grounding: {len(dropped)} sentence(s) not found in the excerpts were left out.")
-    sources = message.get("sources") or []
-    if sources:
-        lines = [f"{i}. {source_line(s)}" for i, s in enumerate(sources, start=1)]
-        st.markdown("**Sources**\n\n" + "\n".join(lines))
-    grounding = message.get("grounding")
-    if grounding and grounding.get("skipped"):
-        st.caption(f"Grounding not checked: {md(grounding['skipped'])}.")
-    elif grounding and grounding["supported_fraction"] is not None:
-        judged = [g for g in grounding["sentences"] if g["judged"]]
-        unsupported = [g for g in judged if not g["supported"]]
-        st.caption(
-            f"Grounding: {len(judged) - len(unsupported)} of {len(judged)} sentences are supported by the "
-            "excerpts below."
-        )
-        listed = dropped or unsupported
-        if listed:
-            label = "left out of the answer" if dropped else "not found in the excerpts: treat with care"
-            with st.expander(f"{len(listed)} sentence(s) {label}"):
-                for item in listed:
-                    st.text(item["sentence"])
-                    if item.get("unknown_details"):
-                        st.caption("No excerpt mentions: " + ", ".join(item["unknown_details"]))
-    hits = message.get("hits") or []
-    if hits:
-        with st.expander(f"{len(hits)} excerpts went into the answer's context"):
-            st.dataframe(
-                shared.hits_frame(hits).drop(columns=["rank"]),
-                hide_index=True,
-                column_config=shared.column_config(),
-            )
-    if message.get("content"):
-        with st.expander("Copy the answer"):
-            st.code(message["content"], language=None, wrap_lines=True)
+    replies.show_notes(message)
 
 
 def show_message(message: dict, last: bool = False) -> None:
@@ -128,8 +98,7 @@ def show_message(message: dict, last: bool = False) -> None:
             return
         if message.get("searched"):
             st.caption(f"Searched for: {md(message['searched'])}")
-        if message.get("content"):
-            st.markdown(shared.safe_answer(message["content"]))
+        replies.show_body(message)
         if message.get("error"):
             st.error(message["error"])
         show_details(message, last)
@@ -149,7 +118,7 @@ def ask(question: str, override: list[str] | None = None) -> dict:
 
     `override` is the collections the reader chose with a button under the last answer ([] = all).
     """
-    reply: dict = {"role": "assistant", "content": ""}
+    message: dict = {"role": "assistant", "content": "", "question": question}
     turns = history()
     query = question
     try:
@@ -165,7 +134,7 @@ def ask(question: str, override: list[str] | None = None) -> dict:
             except LLMError as exc:
                 st.caption(f"Could not translate the question ({md(exc)}); searching for it as asked.")
         if query.strip() != question.strip():
-            reply["searched"] = query
+            message["searched"] = query
             st.caption(f"Searched for: {md(query)}")
         # The reader's own choice (sidebar or override button) wins; otherwise the router decides.
         reader_choice = override if override is not None else (chosen or None)
@@ -173,32 +142,31 @@ def ask(question: str, override: list[str] | None = None) -> dict:
             decision, retrieval = route_and_search(
                 query, settings, store=store, embedder=embedder, chosen=reader_choice
             )
-        reply["route"] = decision.to_json()
+        message["route"] = decision.to_json()
         # Overrides only when the router ran or an override did (not for a sidebar choice).
-        reply["override_ok"] = override is not None or decision.status in ("routed", "unsure")
+        message["override_ok"] = override is not None or decision.status in ("routed", "unsure")
         for note in decision.notes:
             st.caption(md(note))
-        stream = answer(question, retrieval.hits, settings, history=turns, embedder=embedder)
-        reply["model"] = stream.model_label
-        reply["sources"] = [s.to_json() for s in stream.sources]
-        reply["hits"] = [h.to_json() for h in stream.used_hits]
+        answered = reply(question, retrieval.hits, settings, embedder, history=turns, query=query)
+        label = describe_llm(settings) if answered.mode == "generative" else None
         try:
-            st.write_stream(shared.safe_answer_stream(stream))
+            if answered.mode == "generative":
+                st.write_stream(shared.safe_answer_stream(answered))
+            else:
+                for _ in answered:  # quoted or fixed: the whole text at once
+                    pass
         finally:
-            reply["content"] = stream.text
-            reply["builtin"] = stream.builtin and stream.called_model
-            reply["truncated"] = stream.truncated
-            reply["dropped"] = [s.to_json() for s in stream.dropped]
-        if stream.grounding is not None:
-            reply["grounding"] = stream.grounding.to_json()
+            message.update(replies.reply_message(answered, label, settings.uses_builtin_llm))
+        if answered.mode != "generative":
+            replies.show_body(message)
     except LLMError as exc:
-        reply["error"] = f"The answer model failed: {md(exc)}"
+        message["error"] = f"The answer model failed: {md(exc)}"
     except shared.KNOWN_ERRORS as exc:
-        reply["error"] = f"Could not answer: {md(exc)}"
-    if reply.get("error"):
-        st.error(reply["error"])
-    show_details(reply, last=True)
-    return reply
+        message["error"] = f"Could not answer: {md(exc)}"
+    if message.get("error"):
+        st.error(message["error"])
+    show_details(message, last=True)
+    return message
 
 
 # Page ------------------------------------------------------------------------------------------------
@@ -231,5 +199,5 @@ if asked:
     user = {"role": "user", "content": asked}
     show_message(user)
     with st.chat_message("assistant"):
-        reply = ask(user["content"], override)
-    messages.extend([user, reply])
+        answer_message = ask(user["content"], override)
+    messages.extend([user, answer_message])

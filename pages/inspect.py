@@ -59,6 +59,9 @@ def filter_chunks(chunks: pd.DataFrame) -> pd.DataFrame:
     collections = sorted({c for c in chunks["collection"] if c})
     chosen = collection_col.multiselect("Collection", collections, key="inspect_collections")
     titles = dict(zip(chunks["post_id"], chunks["title"], strict=False))
+    linked = st.query_params.get("post")  # a chat reply's link to its post: ?post=<id>
+    if linked in titles and "inspect_posts" not in st.session_state:
+        st.session_state["inspect_posts"] = [linked]
     posts = post_col.multiselect(
         "Post",
         sorted(titles, key=lambda p: titles[p] or p),

@@ -467,7 +467,8 @@ def test_chat_says_why_an_answer_in_another_language_is_not_checked(corpus, monk
 
     with ScriptedOpenAIServer() as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("INKWELL_TRANSLATE_QUESTION", "off")
+        # The question is translated for the search (and the relevance bar); the answer stays German.
+        server.chat("When does swarming season start?")
         server.chat("Die Schwarmzeit beginnt im Mai, wenn einem Volk der Platz ausgeht.")
         at = open_app()
         at.chat_input[0].set_value("Wann beginnt die Schwarmzeit?").run()
@@ -480,13 +481,14 @@ def test_chat_says_why_an_answer_in_another_language_is_not_checked(corpus, monk
 @pytest.mark.llm
 def test_chat_round_trip_with_the_builtin_model(corpus, monkeypatch):
     monkeypatch.setenv("INKWELL_MAX_TOKENS", "48")
+    monkeypatch.setenv("INKWELL_ANSWER_MODE", "generative")  # auto would quote the posts instead
     at = open_app()
     at.chat_input[0].set_value("When does swarming season start?").run(timeout=TIMEOUT)
     assert not at.exception and not at.error
     answer = at.chat_message[1]
     assert answer.markdown[0].value.strip()  # the streamed answer
     sources = answer.markdown[1].value
-    assert sources.startswith("**Sources**") and "1. On Bees" in sources
+    assert sources.startswith("**Sources**") and "1. [On Bees](chunks?post=bees)" in sources
     assert any("Answered by the small offline model: rough." in c for c in texts(answer.caption))
     # The grounding line is shown exactly when the answer has a sentence long enough to judge.
     from core.answer.grounding import MIN_WORDS, content_words

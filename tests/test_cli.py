@@ -240,10 +240,11 @@ def test_ask_shows_whole_supported_sentences_only_in_strict_mode(corpus, tmp_pat
 def test_ask_answers_with_the_builtin_model_and_cites_posts(corpus, tmp_path):
     db = tmp_path / "db"
     run("ingest", str(corpus), data_dir=db)
-    result = run("ask", "How warm should the water be for green tea?", "--json", data_dir=db)
+    question = "How warm should the water be for green tea?"
+    result = run("ask", question, "--answer-mode", "generative", "--json", data_dir=db)
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
-    assert out["answer"].strip()
+    assert out["answer"].strip() and out["answer_mode"] == "generative"
     assert out["builtin_model"] is True and "built-in" in out["model"]
     context_posts = {c["post_id"] for c in out["context"]}
     assert out["sources"] and {s["post_id"] for s in out["sources"]} <= context_posts
@@ -254,3 +255,38 @@ def test_ask_answers_with_the_builtin_model_and_cites_posts(corpus, tmp_path):
     if judged:
         expected = sum(g["supported"] for g in judged) / len(judged)
         assert grounding["supported_fraction"] == pytest.approx(expected, abs=1e-4)  # JSON keeps 4 places
+
+
+def test_ask_quotes_the_author_by_default_and_names_each_sentences_post(corpus, tmp_path, monkeypatch):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    monkeypatch.setenv("INKWELL_ROUTING", "off")
+    out = json.loads(run("ask", "Which tomatoes split in wet Augusts?", "--json", data_dir=db).stdout)
+    assert out["answer_mode"] == "extractive" and out["model"] is None and out["builtin_model"] is False
+    context = {c["chunk_id"]: c for c in out["context"]}
+    assert out["sentences"]
+    for sentence in out["sentences"]:
+        chunk = context[sentence["chunk_id"]]
+        assert sentence["post_id"] == chunk["post_id"] == "garden"
+        assert sentence["text"] in chunk["text"]  # verbatim
+        assert sentence["text"] in out["answer"]
+    assert "The Brandywines split in wet Augusts." in out["answer"]
+    assert out["answer"].startswith("From *The Garden*:")
+    shown = run("ask", "Which tomatoes split in wet Augusts?", data_dir=db)
+    assert "no model wrote them" in shown.stderr and "The Garden (garden)" in shown.stdout
+
+
+def test_ask_says_what_the_author_has_not_written_about(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    for mode in ("extractive", "generative"):  # no model is called for an off-topic question
+        out = json.loads(
+            run(
+                "ask", "Who won the 2018 football world cup?", "--answer-mode", mode, "--json", data_dir=db
+            ).stdout
+        )
+        assert out["answer_mode"] == "none" and out["sentences"] == [] and out["sources"] == []
+        assert out["answer"] == "I haven't written about that, so I can't answer it from my posts."
+        assert 1 <= len(out["suggestions"]) <= 3 and out["relevance_bar"]["answer"] is False
+    german = run("ask", "Wer hat die Fußball-Weltmeisterschaft 2018 gewonnen?", "--json", data_dir=db)
+    assert json.loads(german.stdout)["answer"].startswith("Darüber habe ich nicht geschrieben")

@@ -2,9 +2,9 @@
 
 One server for the module, with the demo blog (data/demo/posts) ingested through core first so the chat
 has real content. Then, as a person would, through the sidebar: upload posts on the Ingest page and read
-the summary, ask the built-in model a question on the chat page and get an answer with its sources, and
-browse and query the chunks in the inspector. The tiny model's wording is random: only the structure
-(answer, caption, sources) is checked, never what it says.
+the summary, ask a question on the chat page and get the author's own sentences (each checked verbatim
+against the post it links to) with the sources, ask an off-topic one and get the honest reply with the
+closest posts, and browse and query the chunks in the inspector.
 
 Screenshots go to a temp dir; `INKWELL_UPDATE_SCREENSHOTS=1 make test` (or pytest -m browser) refreshes
 docs/screenshot-*.png, which the README shows.
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -188,7 +189,7 @@ def test_ingest_page_uploads_files_and_shows_the_summary(page, server, data_dir,
     screenshots.take(page, "screenshot-ingest.png")
 
 
-def test_chat_answers_in_the_authors_voice_with_sources(page, server, screenshots):
+def test_chat_quotes_the_author_and_says_what_she_has_not_written_about(page, server, data_dir, screenshots):
     page.get_by_role("heading", name=f"Ask {AUTHOR}", level=1).wait_for()
     chat_input = page.get_by_test_id("stChatInputTextArea")
     assert chat_input.get_attribute("placeholder") == f"Ask {AUTHOR} something"
@@ -198,26 +199,48 @@ def test_chat_answers_in_the_authors_voice_with_sources(page, server, screenshot
     messages = page.get_by_test_id("stChatMessage")
     messages.first.get_by_text(QUESTION).wait_for()
     answer = messages.nth(1)
-    # The note and the sources under the answer are drawn once the stream has ended.
-    note = answer.get_by_test_id("stCaptionContainer").filter(has_text="Answered by the small offline model")
+    note = answer.get_by_test_id("stCaptionContainer").filter(has_text="The author's own sentences")
     note.wait_for(timeout=ANSWER_TIMEOUT)
     idle(page)
     assert_no_errors(page, server)
     assert messages.count() == 2
     assert answer.get_by_test_id("stChatMessageAvatarAssistant").count() == 1
-    assert note.inner_text().startswith("Answered by the small offline model: rough.")
 
-    blocks = answer.get_by_test_id("stMarkdown")
-    text = blocks.first.inner_text().strip()
-    assert text and not text.startswith("Sources")  # the streamed answer itself, whatever it says
-    sources = blocks.filter(has_text=re.compile(r"^Sources")).last.locator("li").all_inner_texts()
-    assert sources and all(re.search(r"relevance \d\.\d\d$", s) for s in sources), sources
-    assert any(s.startswith("Why This Blog Exists") for s in sources), sources  # retrieval, not wording
-    answer.get_by_test_id("stExpander").filter(has_text="excerpts went into the answer's context").wait_for()
+    # Every sentence of the answer occurs verbatim in the post its "From <title>:" line links to.
+    body = answer.get_by_test_id("stMarkdown").first
+    links = body.locator("a")
+    assert links.count() >= 1
+    posts = {post["post_id"]: post for post in Store(data_dir).list_posts()}
+    chunks = Store(data_dir).list_chunks(columns=["post_id", "text"])
+    groups = re.split(r"^From (.+):$", body.inner_text().strip(), flags=re.MULTILINE)
+    assert groups[0].strip() == "" and len(groups) >= 3, groups
+    hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
+    pairs = list(zip(groups[1::2], groups[2::2], strict=True))  # (title, quoted sentences) per post
+    for (title, quoted), href in zip(pairs, hrefs, strict=True):
+        post_id = unquote(href.split("post=", 1)[1])
+        assert posts[post_id]["title"] == title
+        text = " ".join(c["text"] for c in chunks if c["post_id"] == post_id)
+        sentences = [s.strip() for s in quoted.strip().split(" … ") if s.strip()]
+        assert sentences and all(s in " ".join(text.split()) for s in sentences), (title, sentences)
+    assert "why-this-blog-exists" in [unquote(h.split("post=", 1)[1]) for h in hrefs]  # retrieval
+    sources = answer.get_by_test_id("stMarkdown").filter(has_text=re.compile(r"^Sources")).last
+    assert all(re.search(r"relevance \d\.\d\d$", s) for s in sources.locator("li").all_inner_texts())
 
-    # Top of the exchange in view for the screenshot: question, answer and the first sources.
+    # Top of the exchange in view for the screenshot: question, quoted answer and the sources.
     messages.first.evaluate("el => el.scrollIntoView({block: 'start'})")
     screenshots.take(page, "screenshot-chat.png")
+
+    chat_input.fill("What is the capital of Australia?")
+    chat_input.press("Enter")
+    honest = messages.nth(3)
+    honest.get_by_text("I haven't written about that, so I can't answer it from my posts.").wait_for(
+        timeout=ANSWER_TIMEOUT
+    )
+    idle(page)
+    assert_no_errors(page, server)
+    closest = honest.get_by_test_id("stMarkdown").filter(has_text="The closest posts I have written:")
+    assert 1 <= closest.locator("li a").count() <= 3
+    assert honest.get_by_test_id("stCaptionContainer").filter(has_text="Answered by").count() == 0
 
 
 def test_inspector_browses_chunks_and_tests_a_query(page, server, data_dir, screenshots):

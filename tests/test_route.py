@@ -310,10 +310,11 @@ def test_chat_shows_the_route_and_the_override_asks_again(app_env, monkeypatch):
         assert "Searched everything (your choice)" in captions(reply)
         assert "Vienna" in server.chat_requests[1].body["messages"][-1]["content"]
 
+        # The trains posts do not answer a pruning question: the honest reply, with no model call.
         at = click(at, "Search only trains")
         assert "Searched trains (your choice)" in captions(at.chat_message[1])
-        context = server.chat_requests[2].body["messages"][-1]["content"]
-        assert "Vienna" in context and "crossing branches" not in context
+        assert "I haven't written about that" in at.chat_message[1].markdown[0].value
+        assert len(server.chat_requests) == 2
         assert len(at.chat_message) == 2 and at.chat_message[0].text[0].value == CLEAR
 
 

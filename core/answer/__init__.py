@@ -1,11 +1,15 @@
-"""Answering from the retrieved excerpts: the question made ready for retrieval (question), the
-answer in the author's voice (generate), what of the model's text the reader sees (release: whole
-sentences, prompt markup cut out by leaks, strict grounding) and the check of each sentence against the
-excerpts (grounding).
+"""Answering from the retrieved excerpts. A reader's question gets one `reply` (reply): the author's
+own sentences (extractive), a generated answer in the author's voice (generate), or, when nothing
+retrieved clears the relevance bar (abstain), an honest "I haven't written about that". Around them:
+the question made ready for retrieval (question), what of a model's text the reader sees (release:
+whole sentences, prompt markup cut out by leaks, strict grounding) and the check of each sentence
+against the excerpts (grounding).
 """
 
 from __future__ import annotations
 
+from core.answer.abstain import NO_ANSWER_MESSAGE, Verdict, judge
+from core.answer.extractive import ExtractiveAnswer, Quote, extract_answer
 from core.answer.generate import (
     CUT_SHORT_MESSAGE,
     NO_HITS_MESSAGE,
@@ -23,20 +27,30 @@ from core.answer.question import (
     translate_to_language,
 )
 from core.answer.release import Release, StrictJudge
+from core.answer.reply import Reply, reply, resolve_mode
 
 __all__ = [
     "CUT_SHORT_MESSAGE",
     "NOTHING_SUPPORTED_MESSAGE",
+    "NO_ANSWER_MESSAGE",
     "NO_HITS_MESSAGE",
     "AnswerStream",
+    "ExtractiveAnswer",
     "Grounding",
     "GroundingChecker",
+    "Quote",
     "Release",
+    "Reply",
     "SentenceSupport",
     "Source",
     "StrictJudge",
+    "Verdict",
     "answer",
     "check_grounding",
+    "extract_answer",
+    "judge",
+    "reply",
+    "resolve_mode",
     "rewrite_followup",
     "strip_leaks",
     "translate_for_corpus",

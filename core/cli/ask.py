@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from core.cli.main import (
@@ -12,7 +14,13 @@ from core.cli.main import (
     shorten,
 )
 from core.cli.search import NO_ROUTE_HELP, RERANK_HELP, print_route
-from core.config import RERANKERS
+from core.config import ANSWER_MODES, GROUNDINGS, RERANKERS
+
+ANSWER_MODE_HELP = (
+    "extractive: the author's own sentences, no model; generative: the chat model answers from the "
+    "excerpts; auto (default, env INKWELL_ANSWER_MODE): extractive with the built-in model, generative "
+    "with an OpenAI key or server."
+)
 
 
 @command(main)
@@ -20,22 +28,45 @@ from core.config import RERANKERS
 @click.option("--collection", "collections", multiple=True, help="Only these collections (repeatable).")
 @click.option("--no-route", is_flag=True, help=NO_ROUTE_HELP)
 @click.option("--rerank", type=click.Choice(RERANKERS), help=RERANK_HELP)
-@click.option("--json", "as_json", is_flag=True, help="Print answer, sources and model as one JSON object.")
+@click.option("--answer-mode", type=click.Choice(ANSWER_MODES), help=ANSWER_MODE_HELP)
+@click.option(
+    "--grounding",
+    type=click.Choice(GROUNDINGS),
+    help="Generated answers: check (list unsupported sentences) or strict (leave them out). "
+    "Env INKWELL_GROUNDING; default check.",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the reply (sentences with their post ids) as JSON."
+)
 def ask(
     question: str,
     collections: tuple[str, ...],
     no_route: bool,
     rerank: str | None,
+    answer_mode: str | None,
+    grounding: str | None,
     as_json: bool,
     data_dir: str | None,
 ) -> None:
-    """Answer a question in the author's voice from their writings, citing the posts used."""
-    from core.answer import answer, translate_for_corpus
+    """Answer a question from the author's writings, citing the posts used.
+
+    The answer is the author's own sentences (extractive), a generated answer in their voice
+    (generative), or "I haven't written about that" with the closest posts when nothing retrieved
+    answers the question.
+    """
+    from core.answer import reply, translate_for_corpus
     from core.embed import embedder_for_store
+    from core.llm import describe_llm
     from core.search import route_and_search
     from core.store import Store
 
-    settings = settings_for(data_dir, reranker=rerank, routing="off" if no_route else None)
+    settings = settings_for(
+        data_dir,
+        reranker=rerank,
+        routing="off" if no_route else None,
+        answer_mode=answer_mode,
+        grounding=grounding,
+    )
     store = Store(settings.data_dir)
     embedder = embedder_for_store(settings, store.model_id())
     query = translate_for_corpus(question, settings) if settings.should_translate else question
@@ -45,57 +76,71 @@ def ask(
     print_route(decision)
     for note in result.notes:
         click.secho(note, fg="yellow", err=True)
-    stream = answer(question, result.hits, settings, embedder=embedder)
-    if not as_json:
-        click.secho(f"({stream.model_label})", dim=True, err=True)
-    for delta in stream:
+    answered = reply(question, result.hits, settings, embedder, query=query)
+    label = describe_llm(settings) if answered.mode == "generative" else None
+    if not as_json and label:
+        click.secho(f"({label})", dim=True, err=True)
+    for delta in answered:
         if not as_json:
             click.echo(delta, nl=False)
-    sources = [s.to_json() for s in stream.sources]
-    grounding = stream.grounding
     if as_json:
         print_json(
             {
                 "question": question,
                 "search_query": query,
-                "answer": stream.text,
-                "model": stream.model_label,
-                "builtin_model": stream.builtin,
-                "truncated": stream.truncated,
+                **answered.to_json(),
+                "model": label,
+                "builtin_model": bool(label) and settings.uses_builtin_llm,
+                "truncated": answered.truncated,
                 "grounding_mode": settings.grounding,
-                "dropped": [s.to_json() for s in stream.dropped],
-                "sources": sources,
-                "context": [h.to_json() for h in stream.used_hits],
-                "grounding": grounding.to_json() if grounding else None,
+                "dropped": [s.to_json() for s in answered.dropped],
+                "grounding": answered.grounding.to_json() if answered.grounding else None,
+                "context": [h.to_json() for h in answered.used_hits],
                 "route": decision.to_json(),
             }
         )
         return
     click.echo("\n")
-    if stream.truncated:
+    _explain(answered, settings)
+
+
+def _explain(answered: Any, settings: Any) -> None:
+    """What a reader should know about the reply: where it came from and how far to trust it."""
+    if answered.mode == "none":
+        if answered.suggestions:
+            click.secho("The closest posts:", bold=True)
+            for post in answered.suggestions:
+                click.echo(f"  - {post.title} ({post.post_id})")
+        return
+    if answered.mode == "extractive":
+        click.secho(
+            "The author's own sentences, quoted from the posts below (no model wrote them).", err=True
+        )
+    if answered.truncated:
         click.secho(
             "The answer reached the length limit (INKWELL_MAX_TOKENS): it ends at its last complete sentence.",
             fg="yellow",
             err=True,
         )
+    grounding = answered.grounding
     if grounding is not None:
         click.secho(f"Grounding: {grounding.summary()}.", bold=True, err=True)
-        listed = stream.dropped or grounding.unsupported
+        listed = answered.dropped or grounding.unsupported
         for item in listed:
-            label = "left out, not found in the excerpts" if stream.dropped else "not found in the excerpts"
+            label = "left out, not found in the excerpts" if answered.dropped else "not found in the excerpts"
             click.secho(f"  {label}: {shorten(item.sentence, 160)}", fg="yellow", err=True)
             if item.unknown_details:
                 click.secho(
                     f"    (no excerpt mentions: {', '.join(item.unknown_details)})", fg="yellow", err=True
                 )
-    if stream.builtin:
+    if answered.mode == "generative" and settings.uses_builtin_llm:
         click.secho(
-            "Answered by the built-in small offline model: expect rough answers. "
-            "Set OPENAI_API_KEY or OPENAI_BASE_URL for a real one.",
+            "Generated by the built-in small offline model: expect rough answers. "
+            "Set OPENAI_API_KEY or OPENAI_BASE_URL for a real one, or use --answer-mode extractive.",
             fg="yellow",
             err=True,
         )
-    if sources:
+    if answered.sources:
         click.secho("Sources:", bold=True)
-        for source in sources:
-            click.echo(f"  - {source.get('title')} ({source.get('post_id')})")
+        for source in answered.sources:
+            click.echo(f"  - {source.title} ({source.post_id})")

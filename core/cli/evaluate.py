@@ -70,6 +70,26 @@ def _modes(values: tuple[str, ...], default: str) -> list[str]:
     help="Evaluate on these posts (file or folder, ingested into scratch tables), not the stored table.",
 )
 @click.option("--per-query", is_flag=True, help="Also print each query's nDCG@10 and evidence found per row.")
+@click.option(
+    "--answers",
+    is_flag=True,
+    help='Also score the answers a reader would get (token F1 against each query\'s "answer", evidence '
+    "in the answer, invented words, grounding, no-answer rate, seconds), one row per --answer-mode.",
+)
+@click.option(
+    "--answer-mode",
+    "answer_modes",
+    multiple=True,
+    help="With --answers: extractive and/or generative (repeatable or comma-separated). Default: both. "
+    "Generative answers with the built-in model take ~10 s each on 2 cores.",
+)
+@click.option(
+    "--off-topic",
+    "off_topic",
+    type=click.Path(exists=True, dir_okay=False),
+    help="With --answers: JSONL of questions the posts do not answer ({id, text, kind}), for the "
+    "no-answer rate.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (one line per row).")
 def eval_cmd(
     queries: str,
@@ -81,6 +101,9 @@ def eval_cmd(
     chunk_tokens: tuple[int, ...],
     posts_path: str | None,
     per_query: bool,
+    answers: bool,
+    answer_modes: tuple[str, ...],
+    off_topic: str | None,
     as_json: bool,
     data_dir: str | None,
 ) -> None:
@@ -122,12 +145,80 @@ def eval_cmd(
         for result in comparison.results:
             extra = {"overrides": result.config.overrides, "chunks": result.chunks, "notes": result.notes}
             print_json({**report_to_json(result.report), **extra})
-        return
     baseline = comparison.baseline if len(configs) > 1 else None
-    click.echo(format_table(comparison.reports, baseline))
-    if per_query:
+    if not as_json:
+        click.echo(format_table(comparison.reports, baseline))
+    if per_query and not as_json:
         click.echo()
         click.echo(_per_query_table(comparison))
+    if answers:
+        modes = listed(answer_modes, ("extractive", "generative"), "extractive", "'--answer-mode'")
+        if not answer_modes:
+            modes = ["extractive", "generative"]
+        reports = _answer_reports(loaded, off_topic, settings, modes, posts)
+        if as_json:
+            for report in reports:
+                print_json(
+                    {
+                        "answer_mode": report.mode,
+                        **report.summary(),
+                        "rows": [r.to_json() for r in report.rows],
+                    }
+                )
+            return
+        from core.evaluate import answer_table
+
+        click.echo()
+        click.echo(answer_table(reports))
+        if per_query:
+            click.echo()
+            click.echo(_answer_rows(reports))
+
+
+def _answer_reports(
+    queries: list[Any], off_topic: str | None, settings: Any, modes: list[str], posts: list[Any] | None
+) -> list[Any]:
+    """Answers per mode over the stored table, or a scratch table of --posts."""
+    from core.embed import embedder_for_store
+    from core.evaluate import load_queries, posts_table, run_answer_eval
+    from core.store import Store
+
+    if not any(q.answer or q.evidence for q in queries):
+        click.secho(
+            'no query has an "answer" or "evidence": only the no-answer rate and time count', err=True
+        )
+    stored = Store(settings.data_dir)
+    embedder = embedder_for_store(settings, stored.model_id())
+    store = posts_table(posts, settings, embedder=embedder) if posts else stored
+    if store.chunks is None:
+        raise click.ClickException("nothing is stored yet: ingest posts first (or give --posts)")
+    extra = load_queries(off_topic) if off_topic else []
+    with click.progressbar(length=1, label="Answering", file=sys.stderr) as bar:
+
+        def progress(done: int, total: int, message: str) -> None:
+            bar.length = total
+            bar.update(done - bar.pos)
+
+        return run_answer_eval(
+            queries, extra, settings, modes, store=store, embedder=embedder, progress=progress
+        )
+
+
+def _answer_rows(reports: list[Any]) -> str:
+    """Each question's reply per mode: answered or not, F1, evidence, invented share, and the answer."""
+    lines = []
+    for report in reports:
+        for row in report.rows:
+            scores = " ".join(
+                f"{name} {value:.2f}" if isinstance(value, float) else f"{name} {value}"
+                for name, value in (("f1", row.f1), ("evidence", row.evidence), ("invented", row.invented))
+                if value is not None
+            )
+            status = "no answer" if row.no_answer else row.replied
+            topic = "on" if row.on_topic else f"off ({row.kind})" if row.kind else "off"
+            lines.append(f"{report.mode:<10} {row.query_id:<5} {topic:<16} {status:<10} {scores}")
+            lines.append(f"{'':<16}{shorten(row.answer, 140)}")
+    return "\n".join(lines)
 
 
 def _eval_posts(path: str) -> list[Any]:

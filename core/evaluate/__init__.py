@@ -4,7 +4,8 @@
 
 from __future__ import annotations
 
-from core.evaluate.compare import CHUNK_SIZES, Comparison, EvalConfig, compare, config_grid
+from core.evaluate.answers import AnswerReport, answer_table, run_answer_eval
+from core.evaluate.compare import CHUNK_SIZES, Comparison, EvalConfig, compare, config_grid, posts_table
 from core.evaluate.metrics import (
     EvalReport,
     Query,
@@ -21,11 +22,13 @@ from core.evaluate.tables import comparison_to_csv, comparison_to_json, per_quer
 
 __all__ = [
     "CHUNK_SIZES",
+    "AnswerReport",
     "Comparison",
     "EvalConfig",
     "EvalReport",
     "Query",
     "QuerySet",
+    "answer_table",
     "compare",
     "comparison_to_csv",
     "comparison_to_json",
@@ -37,7 +40,9 @@ __all__ = [
     "load_queries",
     "per_query_rows",
     "percentile",
+    "posts_table",
     "report_to_json",
+    "run_answer_eval",
     "run_eval",
     "summary_rows",
     "uploaded_set",

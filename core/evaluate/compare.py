@@ -273,6 +273,24 @@ def compare(
     return comparison
 
 
+def posts_table(
+    posts: Sequence[Post],
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    work_dir: Path | None = None,
+) -> Store:
+    """A scratch table of `posts` chunked as `settings` says, under `<data_dir>/eval-tables` (or `work_dir`),
+    synced with them; vectors are reused from the stored table by content hash."""
+    from core.embed import embedder_for_store
+    from core.store import Store
+
+    stored = Store(settings.data_dir)
+    embedder = embedder or embedder_for_store(settings, stored.model_id())
+    work = work_dir if work_dir is not None else Path(settings.data_dir) / SCRATCH_DIR
+    return _scratch_table(posts, settings, work, CachingEmbedder(embedder, [stored]))
+
+
 class _Steps:
     """Progress in steps (tables built, queries run)."""
 

@@ -35,11 +35,14 @@ Retriever = Callable[[str], Sequence[tuple[str, str]]]
 
 @dataclass(frozen=True)
 class Query:
-    """One evaluation query. `evidence` holds quotes that a good top-k chunk should contain."""
+    """One evaluation query. `evidence` holds quotes that a good top-k chunk should contain; `answer` is
+    a reference answer (for answer metrics); `kind` labels a query (e.g. an off-topic one's category)."""
 
     id: str
     text: str
     evidence: tuple[str, ...] = ()
+    answer: str = ""
+    kind: str = ""
 
 
 @dataclass
@@ -118,7 +121,16 @@ def _parse_query(line: str) -> Query:
     text = obj.get("text")
     if not isinstance(text, str) or not text.strip():
         raise ValueError('missing or empty "text"')
-    return Query(id=str(raw_id).strip(), text=text, evidence=_parse_evidence(obj.get("evidence")))
+    answer, kind = obj.get("answer") or "", obj.get("kind") or ""
+    if not isinstance(answer, str) or not isinstance(kind, str):
+        raise ValueError('"answer" and "kind" must be strings')
+    return Query(
+        id=str(raw_id).strip(),
+        text=text,
+        evidence=_parse_evidence(obj.get("evidence")),
+        answer=answer,
+        kind=kind,
+    )
 
 
 def _parse_evidence(value: object) -> tuple[str, ...]:

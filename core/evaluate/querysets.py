@@ -22,6 +22,7 @@ class QuerySet:
     qrels: dict[str, dict[str, int]]
     posts: list[Post] | None = None
     warnings: list[str] = field(default_factory=list)
+    off_topic: list[Query] = field(default_factory=list)  # questions the posts do not answer (answers)
 
 
 def demo_set(demo_dir: Path = DEMO_DIR) -> QuerySet:
@@ -29,14 +30,20 @@ def demo_set(demo_dir: Path = DEMO_DIR) -> QuerySet:
     queries = load_queries(demo_dir / "eval" / "queries.jsonl")
     qrels = load_qrels(demo_dir / "eval" / "qrels.tsv")
     posts = parse_paths([demo_dir / "posts"]).posts
-    return QuerySet("demo", queries, qrels, posts, check_set(queries, qrels))
+    off_topic = load_queries(demo_dir / "eval" / "offtopic.jsonl")
+    return QuerySet("demo", queries, qrels, posts, check_set(queries, qrels), off_topic)
 
 
-def uploaded_set(queries_file: tuple[str, bytes], qrels_file: tuple[str, bytes]) -> QuerySet:
+def uploaded_set(
+    queries_file: tuple[str, bytes],
+    qrels_file: tuple[str, bytes],
+    off_topic_file: tuple[str, bytes] | None = None,
+) -> QuerySet:
     """A set from uploaded files (name, bytes), searched in the stored table; ValueError names file and line."""
     queries = read_queries(decode_upload(*queries_file), queries_file[0])
     qrels = read_qrels(decode_upload(*qrels_file), qrels_file[0])
-    return QuerySet("uploaded", queries, qrels, None, check_set(queries, qrels))
+    off_topic = read_queries(decode_upload(*off_topic_file), off_topic_file[0]) if off_topic_file else []
+    return QuerySet("uploaded", queries, qrels, None, check_set(queries, qrels), off_topic)
 
 
 def check_set(queries: Sequence[Query], qrels: Mapping[str, Mapping[str, int]]) -> list[str]:

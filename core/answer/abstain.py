@@ -1,0 +1,176 @@
+"""The no-answer gate: does anything retrieved clear the bar for an answer?
+
+    answer = extract_answer(question, hits, embedder)       # core/answer/extractive.py
+    verdict = judge(question, hits, answer)
+    if not verdict.answer: reply NO_ANSWER_MESSAGE and list verdict.suggestions (closest posts)
+
+Retrieval always returns something, and its relevance is normalised per question (the top hit is
+often 1.0 whatever was asked), so it cannot tell an answerable question from an off-topic one. The
+gate uses absolute signals instead:
+
+- similarity: the best cosine, on the model's relevance scale, between the question and any
+  candidate sentence of the hits (computed by extract_answer anyway). Same figure in every retrieval
+  mode, since it does not come from the search's scores.
+- missing words: the question's content words (lemmas) that no retrieved passage contains (its text,
+  title, section or keywords). An off-topic question that lands near the posts ("What table saw blade
+  do you recommend for cutting plywood?") usually names a thing the author never wrote about.
+- unknown names: capitalised words inside an English question ("Stephen King") that no passage
+  contains: the question is about someone or something else.
+
+A question answers when its similarity clears `similarity`, or clears the lower `supported` bar
+with at most `max_missing` of its words missing; never with an unknown name or no content word.
+A question in another language than the posts cannot be checked word by word; with a cross-lingual
+embedder (multilingual e5) only similarity counts. With MiniLM such a question's similarity is low
+whatever it asks (a German question about the letters post: 0.27), so its bar is `cross_language`.
+
+Thresholds are per embedder (THRESHOLDS, keyed by model id; unknown models use MiniLM's, as their
+similarities are on the same relevance scale), calibrated by bench/answers.py on the demo blog: the 15
+questions and their German, French and Turkish translations against 40 off-topic questions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from core.answer.extractive import ExtractiveAnswer, content_words
+from core.embed.multilingual import MODEL_ID as MULTILINGUAL_MODEL_ID
+from core.models import Hit
+from core.text import UNDETERMINED, detect_language
+
+NO_ANSWER_MESSAGE = "I haven't written about that, so I can't answer it from my posts."
+SUGGESTIONS = 3
+# Hits whose text the word checks read (the same as extract_answer's candidates).
+CHECKED_HITS = 10
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    similarity: float  # best sentence similarity that answers by itself
+    supported: float  # lower similarity that answers when few question words are missing
+    max_missing: float  # share of the question's content words allowed to be missing for that
+    cross_language: float  # similarity bar for a question in another language than the posts
+
+
+MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
+THRESHOLDS: dict[str, Thresholds] = {
+    MINILM_ID: Thresholds(similarity=0.6, supported=0.35, max_missing=0.34, cross_language=0.2),
+    MULTILINGUAL_MODEL_ID: Thresholds(similarity=0.6, supported=0.35, max_missing=0.34, cross_language=0.3),
+}
+CROSS_LINGUAL = frozenset({MULTILINGUAL_MODEL_ID})
+
+# A capitalised word that does not start the question: a name (as core/answer/grounding.py finds them).
+_NAME = re.compile(r"(?<=[^\s.!?:;\"“(¿¡])\s+([A-Z][\w’'-]*\w)")
+
+
+@dataclass
+class Suggestion:
+    post_id: str
+    title: str
+    relevance: float
+
+    def to_json(self) -> dict:
+        return {"post_id": self.post_id, "title": self.title, "relevance": round(self.relevance, 6)}
+
+
+@dataclass
+class Verdict:
+    answer: bool
+    reason: str  # why, in a few words (for logs and the inspector, not for the reader)
+    similarity: float = 0.0
+    missing: list[str] = field(default_factory=list)  # question words no retrieved passage contains
+    unknown_names: list[str] = field(default_factory=list)
+    suggestions: list[Suggestion] = field(default_factory=list)  # closest posts, best first
+
+    def to_json(self) -> dict:
+        return {
+            "answer": self.answer,
+            "reason": self.reason,
+            "similarity": round(self.similarity, 4),
+            "missing": list(self.missing),
+            "unknown_names": list(self.unknown_names),
+            "suggestions": [s.to_json() for s in self.suggestions],
+        }
+
+
+def thresholds_for(model_id: str) -> Thresholds:
+    return THRESHOLDS.get(model_id, THRESHOLDS[MINILM_ID])
+
+
+@dataclass
+class Signals:
+    """What the gate decides on, for one question and its hits."""
+
+    model_id: str
+    similarity: float  # best candidate sentence's similarity to the question (relevance scale)
+    quotable: bool  # the hits hold a sentence that can be quoted
+    asked: int  # the question's content words
+    missing: list[str]  # those no checked passage contains
+    unknown_names: list[str]  # names in an English question that no checked passage contains
+    other_language: bool  # the question's language is known and not the passages'
+
+
+def signals(question: str, hits: Sequence[Hit], answer: ExtractiveAnswer) -> Signals:
+    checked = hits[:CHECKED_HITS]
+    asked = content_words(question)
+    question_lang = detect_language(question)
+    posts_lang = detect_language(" ".join(h.text for h in checked)) if checked else UNDETERMINED
+    known: set[str] = set()
+    for hit in checked:
+        known |= content_words(" ".join((hit.title, hit.section, hit.text, " ".join(hit.keywords))))
+    names = set()
+    if question_lang == "en":  # German capitalises every noun; other languages' names are unchecked
+        names = {n for n in _NAME.findall(question) if content_words(n) and not content_words(n) <= known}
+    return Signals(
+        model_id=answer.model_id,
+        similarity=answer.best_similarity,
+        quotable=bool(checked) and not answer.empty,
+        asked=len(asked),
+        missing=sorted(asked - known),
+        unknown_names=sorted(names),
+        other_language=UNDETERMINED not in (question_lang, posts_lang) and question_lang != posts_lang,
+    )
+
+
+def decide(signals: Signals, limits: Thresholds) -> tuple[bool, str]:
+    """(answer?, why) from the signals; see the module docstring for the rule."""
+    if not signals.quotable:
+        return False, "nothing retrieved that can be quoted"
+    if not signals.asked:
+        return False, "the question has no content word"
+    if signals.other_language:
+        # Words cannot be compared across languages; a cross-lingual model's similarity still can.
+        bar = limits.supported if signals.model_id in CROSS_LINGUAL else limits.cross_language
+        return signals.similarity >= bar, "question in another language than the posts: similarity only"
+    if signals.unknown_names:
+        return False, "the question names what no retrieved passage mentions"
+    if signals.similarity >= limits.similarity:
+        return True, "a sentence is close to the question"
+    if signals.similarity >= limits.supported and len(signals.missing) <= limits.max_missing * signals.asked:
+        return True, "close enough, and the question's words are in the passages"
+    return False, "no passage is close enough to the question"
+
+
+def judge(
+    question: str,
+    hits: Sequence[Hit],
+    answer: ExtractiveAnswer,
+    thresholds: Thresholds | None = None,
+) -> Verdict:
+    """Whether `answer` (extract_answer's for `question` over `hits`) should be given."""
+    found = signals(question, hits, answer)
+    ok, reason = decide(found, thresholds or thresholds_for(answer.model_id))
+    return Verdict(ok, reason, found.similarity, found.missing, found.unknown_names, suggest(hits))
+
+
+def suggest(hits: Sequence[Hit], limit: int = SUGGESTIONS) -> list[Suggestion]:
+    """The closest posts: distinct posts of the hits, by their best relevance (ties: rank order)."""
+    best: dict[str, Suggestion] = {}
+    for hit in hits:
+        current = best.get(hit.post_id)
+        if current is None:
+            best[hit.post_id] = Suggestion(hit.post_id, hit.title, float(hit.relevance))
+        elif hit.relevance > current.relevance:
+            current.relevance = float(hit.relevance)
+    return sorted(best.values(), key=lambda s: s.relevance, reverse=True)[:limit]

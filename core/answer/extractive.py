@@ -1,0 +1,456 @@
+"""Extractive answers: the author's own sentences from the retrieved chunks, unchanged.
+
+    result = extract_answer(question, hits, embedder)
+    result.text        # "From *<title>*:\n<sentence> <sentence> … <sentence>" per post
+    result.sentences   # Quote(text, post_id, title, chunk_id, start, index, score, …), reading order
+
+Small local models put invented facts in the author's mouth; this answers without any model writing a
+word: every sentence is a verbatim slice of a hit's text (`hit.text[q.start:q.start + len(q.text)]`),
+and the only other words are the fixed "From *<title>*:" per post.
+
+Candidates are the sentences of the best MAX_HITS hits (chunks are split into lines first, so spec
+lists and list items stand alone). Headings, date lines, "The dimensions:" lead-ins, fragments under
+MIN_WORDS words and [REF: …]/[IMAGE: …] tags are never quoted. Each candidate is scored by
+
+- its cosine with the question (the table's model: `embed` for sentences, the `query` form for the
+  question), on the model's relevance scale (core.embed.scales.RELEVANCE_SCALES), so one set of weights
+  serves MiniLM and e5;
+- the cosine of its chunk's heading ("<title>: <section>") with the question: a sentence alone rarely
+  names its topic ("A dry fit is a test suite." answers "What did software teach her about joinery?"
+  under "What code taught me about joinery");
+- keyword coverage: the share of the question's words (lemmas) it contains, counted twice, once over
+  content words (core.keywords.STOPWORDS removed) and once keeping common verbs ("use", "start");
+- the relevance of its hit, a small penalty per word (short sentences say one thing) and one for
+  questions (a sentence that asks rarely answers).
+
+The weights were fitted by a grid over the 15 demo questions in four languages with both bundled
+embedders (120 retrievals, bench/answers.py prints the result): on those, the evidence sentence is
+among the three best-scored candidates 42 times of 80 retrievals that retrieved it, against 31 for
+similarity, coverage and hit relevance alone.
+
+Sentences are then picked greedily by maximal marginal relevance (Carbonell & Goldstein 1998): a
+sentence that repeats one already picked loses to one that adds something, and a near-duplicate is
+never picked; at most MAX_SENTENCES sentences and MAX_WORDS words, each later one scoring at least
+MIN_RELATIVE_SCORE of the first. A picked sentence that opens by pointing back ("This is why…",
+"He…", "But…") brings the sentence before it along, or is passed over when both do not fit. The answer
+reads post by post (best post first), each post's sentences in their order in the post.
+
+`ExtractiveAnswer.best_similarity` is over every candidate, not only the picked ones: core/answer/abstain.py
+uses it to decide whether anything retrieved answers the question at all.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import simplemma
+
+from core.chunk import STOPWORDS
+from core.embed import Embedder, embed_query, relevance_scale, rescale
+from core.models import Hit
+from core.text.sentences import TAG_RE, split_sentences
+
+# Candidates: sentences of the best MAX_HITS hits; past MAX_CANDIDATES the ones with the best cheap
+# score (coverage, heading, hit) are embedded, so one batch stays small (MiniLM: ~5 ms a sentence on
+# 2 cores; e5 about 3× that).
+MAX_HITS = 10
+MAX_CANDIDATES = 64
+# Answer size: 1..MAX_SENTENCES sentences, at most MAX_WORDS words. The first sentence is taken even
+# when longer; a sentence over MAX_SENTENCE_WORDS is never a candidate.
+MAX_WORDS = 90
+MAX_SENTENCES = 4
+MAX_SENTENCE_WORDS = 70
+# A sentence needs this many words, and content words, to be worth reading on its own.
+MIN_WORDS = 5
+MIN_CONTENT_WORDS = 2
+# A sentence brought along as context for the one after it needs only this many words.
+MIN_LEAD_WORDS = 3
+# Score weights (see the module docstring for how they were chosen).
+W_SIMILARITY = 0.5
+W_HEADING = 0.3
+W_COVERAGE = 0.2  # content words
+W_COVERAGE_LIGHT = 0.2  # keeping common verbs
+W_HIT = 0.2
+W_LENGTH = -0.1  # per 30 words (capped at 60)
+W_QUESTION = -0.3
+# MMR: λ · score − (1 − λ) · max cosine to a picked sentence; at NEAR_DUPLICATE or above, never picked.
+MMR_LAMBDA = 0.7
+NEAR_DUPLICATE = 0.9
+MIN_RELATIVE_SCORE = 0.6
+# Sentences from at most MAX_POSTS posts; a sentence next to one already picked gets ADJACENT_BONUS
+# (a passage reads better than scattered lines, and the answer often follows the sentence that
+# names the topic).
+MAX_POSTS = 2
+ADJACENT_BONUS = 0.0
+
+OMISSION = " … "  # between sentences of one post that do not follow each other in it
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+_LIST_MARKER = re.compile(r"^(?:[-*•▪–]\s+|\(?\d{1,2}[.)]\s+)")
+_SENTENCE_END = re.compile(r"""[.!?…]["'”’)\]]*$""")
+_QUESTION_END = re.compile(r"""\?["'”’)\]]*$""")
+# Openers that point back at the sentence before: demonstratives, pronouns and connectives.
+_DANGLING = re.compile(
+    r"^(?:this|that|these|those|it|its|they|them|their|he|she|his|her|him|such|but|and|so|yet|then|"
+    r"also|which|both|there|here|still|instead|otherwise|however|thus|hence|or|nor)\b",
+    re.IGNORECASE,
+)
+# Function words only (core.text.language's English list): the light coverage keeps verbs such as "use".
+_FUNCTION_WORDS = frozenset(
+    re.findall(
+        r"\S+",
+        "the and of to in is that it was for with as his on be at by this had not are but from or have an "
+        "they which you were her she there been all we their would my me so what when who will more if out "
+        "about up them into your can has its our how why did does do a",
+    )
+)
+# Words of a question that never say what is asked about.
+_QUESTION_FILLER = frozenset(
+    ("author", "author's", "writer", "blogger", "opinion", "mention", "explain", "describe")
+)
+
+
+@dataclass
+class Quote:
+    """One of the author's sentences, verbatim: `text == hit.text[start:start + len(text)]`."""
+
+    text: str
+    post_id: str
+    title: str
+    chunk_id: str
+    start: int  # character offset in the chunk's text
+    index: int  # position among the chunk's sentences (consecutive indexes: adjacent in the post)
+    score: float
+    similarity: float = 0.0  # to the question, on the model's relevance scale
+
+    def to_json(self) -> dict:
+        return {
+            "text": self.text,
+            "post_id": self.post_id,
+            "title": self.title,
+            "chunk_id": self.chunk_id,
+            "start": self.start,
+            "index": self.index,
+            "score": round(self.score, 4),
+            "similarity": round(self.similarity, 4),
+        }
+
+
+@dataclass
+class ExtractiveAnswer:
+    """The picked sentences and what the no-answer gate needs to know about all candidates."""
+
+    question: str
+    sentences: list[Quote]  # reading order: post by post, then position in the post
+    model_id: str = ""  # the embedder's, whose scale `best_similarity` is on
+    best_similarity: float = 0.0  # the best candidate's similarity to the question (relevance scale)
+    candidates: int = 0  # sentences scored
+    seconds: float = 0.0
+
+    @property
+    def empty(self) -> bool:
+        return not self.sentences
+
+    @property
+    def words(self) -> int:
+        return sum(len(q.text.split()) for q in self.sentences)
+
+    def groups(self) -> list[tuple[str, str, list[Quote]]]:
+        """(post_id, title, quotes) per post, in reading order."""
+        out: list[tuple[str, str, list[Quote]]] = []
+        for quote in self.sentences:
+            if out and out[-1][0] == quote.post_id:
+                out[-1][2].append(quote)
+            else:
+                out.append((quote.post_id, quote.title, [quote]))
+        return out
+
+    @property
+    def text(self) -> str:
+        """The answer as Markdown: "From *<title>*:" and the post's sentences, per post.
+
+        Sentences that follow each other in the chunk are joined by a space, others by " … ", so a
+        reader sees where something was left out; no other word is added.
+        """
+        blocks = []
+        for _, title, quotes in self.groups():
+            body = quotes[0].text
+            for prev, quote in itertools.pairwise(quotes):
+                adjacent = prev.chunk_id == quote.chunk_id and prev.index + 1 == quote.index
+                body += (" " if adjacent else OMISSION) + quote.text
+            blocks.append(f"From *{title}*:\n{body}")
+        return "\n\n".join(blocks)
+
+    def to_json(self) -> dict:
+        return {
+            "question": self.question,
+            "text": self.text,
+            "sentences": [q.to_json() for q in self.sentences],
+            "model_id": self.model_id,
+            "best_similarity": round(self.best_similarity, 4),
+            "candidates": self.candidates,
+        }
+
+
+# Sentences ------------------------------------------------------------------------------------------
+
+
+def sentence_units(text: str) -> list[tuple[int, str]]:
+    """(offset, sentence) for every sentence of `text`, each a verbatim slice of it.
+
+    Lines are split first: chunk text keeps list items and "Height: 30 inches." spec lines one per
+    line, without end punctuation between some of them, which the sentence splitter would run
+    together. A leading list marker is left out (the rest is still a slice), and [REF: …]/[IMAGE: …]
+    tags are cut out: the text on either side of a tag becomes its own piece.
+    """
+    units: list[tuple[int, str]] = []
+    offset = 0
+    for line in text.split("\n"):
+        pos = 0
+        for sentence in split_sentences(line):
+            at = line.find(sentence, pos)
+            pos = at + len(sentence)
+            units.extend((offset + start, piece) for start, piece in _pieces(at, sentence))
+        offset += len(line) + 1
+    return units
+
+
+def _pieces(at: int, sentence: str) -> list[tuple[int, str]]:
+    """The sentence's text around any tags, each piece stripped and without a leading list marker."""
+    bounds = [0]
+    for match in TAG_RE.finditer(sentence):
+        bounds += [match.start(), match.end()]
+    bounds.append(len(sentence))
+    out = []
+    for start, end in zip(bounds[::2], bounds[1::2], strict=True):
+        piece = sentence[start:end]
+        stripped = piece.strip()
+        if not stripped:
+            continue
+        start += piece.find(stripped)
+        marker = _LIST_MARKER.match(stripped)
+        if marker:
+            start, stripped = start + marker.end(), stripped[marker.end() :]
+        if stripped:
+            out.append((at + start, stripped))
+    return out
+
+
+def readable(sentence: str) -> bool:
+    """Whether a reader can take the sentence alone: long enough, and ending like a sentence (not a
+    heading, a date line, a "The dimensions:" lead-in or a "Filed under" footer)."""
+    words = len(sentence.split())
+    if not MIN_WORDS <= words <= MAX_SENTENCE_WORDS or not _SENTENCE_END.search(sentence):
+        return False
+    return len(content_words(sentence)) >= MIN_CONTENT_WORDS
+
+
+@lru_cache(maxsize=50_000)
+def _lemma(word: str) -> str:
+    return simplemma.lemmatize(word, lang="en").lower()
+
+
+def _words(text: str, stop: frozenset[str]) -> set[str]:
+    words = (w.lower().removesuffix("'s").removesuffix("’s") for w in _WORD.findall(text))
+    return {_lemma(w) for w in words if len(w) > 1 and w not in stop and w not in _QUESTION_FILLER}
+
+
+def content_words(text: str) -> set[str]:
+    """Lemmas of the words that carry meaning (core.keywords.STOPWORDS and one-letter words left out)."""
+    return _words(text, STOPWORDS)
+
+
+def light_words(text: str) -> set[str]:
+    """Lemmas of every word but function words: keeps the common verbs STOPWORDS drops ("use")."""
+    return _words(text, _FUNCTION_WORDS)
+
+
+def _share(asked: set[str], words: set[str]) -> float:
+    return len(asked & words) / len(asked) if asked else 0.0
+
+
+# Selection ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Unit:
+    hit: int  # index into the hits
+    index: int  # position among the hit's sentence units
+    start: int
+    text: str
+    words: int
+    readable: bool
+
+
+def extract_answer(
+    question: str,
+    hits: Sequence[Hit],
+    embedder: Embedder,
+    *,
+    max_words: int = MAX_WORDS,
+    max_sentences: int = MAX_SENTENCES,
+    max_candidates: int = MAX_CANDIDATES,
+) -> ExtractiveAnswer:
+    """The author's sentences that best answer `question`, from `hits` (best first).
+
+    Three embedding calls (the question, the chunks' headings, the candidates); no language model.
+    No hits, or no readable sentence in them, gives an answer without sentences (`empty`).
+    """
+    started = time.perf_counter()
+    units = _units(hits[:MAX_HITS])
+    candidates = [i for i, u in enumerate(units) if u.readable]
+    if not candidates:
+        return ExtractiveAnswer(question, [], embedder.model_id, seconds=time.perf_counter() - started)
+
+    scale = relevance_scale(embedder.model_id)
+    q_vector = embed_query(embedder, question)
+    used = sorted({u.hit for u in units})
+    headings = embedder.embed([_heading(hits[h]) for h in used]) @ q_vector
+    heading = {h: rescale(float(c), scale) for h, c in zip(used, headings, strict=True)}
+
+    asked, asked_light = content_words(question), light_words(question)
+    cheap = np.array(
+        [
+            W_COVERAGE * _share(asked, content_words(units[i].text))
+            + W_COVERAGE_LIGHT * _share(asked_light, light_words(units[i].text))
+            + W_HIT * float(hits[units[i].hit].relevance)
+            + W_HEADING * heading[units[i].hit]
+            + W_LENGTH * min(units[i].words / 30, 2)
+            + W_QUESTION * bool(_QUESTION_END.search(units[i].text))
+            for i in candidates
+        ]
+    )
+    if len(candidates) > max_candidates:
+        # Too many to embed in time: keep the best by everything but similarity, in document order.
+        keep = np.sort(np.argsort(-cheap, kind="stable")[:max_candidates])
+        candidates, cheap = [candidates[k] for k in keep], cheap[keep]
+    vectors = np.asarray(embedder.embed([units[i].text for i in candidates]), dtype=np.float32)
+    similarity = np.array([rescale(float(c), scale) for c in vectors @ q_vector])
+    scores = cheap + W_SIMILARITY * similarity
+
+    picked = _pick(
+        units, [h.post_id for h in hits[:MAX_HITS]], candidates, scores, vectors, max_words, max_sentences
+    )
+    position = {i: k for k, i in enumerate(candidates)}
+    quotes = []
+    for i in picked:
+        unit, hit = units[i], hits[units[i].hit]
+        k = position.get(i)
+        quotes.append(
+            Quote(
+                unit.text,
+                hit.post_id,
+                hit.title,
+                hit.chunk_id,
+                unit.start,
+                unit.index,
+                float(scores[k]) if k is not None else 0.0,
+                float(similarity[k]) if k is not None else 0.0,
+            )
+        )
+    return ExtractiveAnswer(
+        question,
+        _reading_order(quotes),
+        embedder.model_id,
+        best_similarity=float(similarity.max()),
+        candidates=len(candidates),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _heading(hit: Hit) -> str:
+    return f"{hit.title}: {hit.section}" if hit.section and hit.section != hit.title else hit.title
+
+
+def _units(hits: Sequence[Hit]) -> list[_Unit]:
+    """Every sentence unit of the hits; a readable sentence already seen in a better hit (overlapping
+    fixed-size chunks) is kept as context but not quoted twice."""
+    out: list[_Unit] = []
+    seen: set[str] = set()
+    for h, hit in enumerate(hits):
+        for i, (start, text) in enumerate(sentence_units(hit.text)):
+            key = " ".join(text.split()).casefold()
+            ok = readable(text) and key not in seen
+            seen.add(key)
+            out.append(_Unit(h, i, start, text, len(text.split()), ok))
+    return out
+
+
+def _pick(
+    units: list[_Unit],
+    post_ids: list[str],
+    candidates: list[int],
+    scores: np.ndarray,
+    vectors: np.ndarray,
+    max_words: int,
+    max_sentences: int,
+) -> list[int]:
+    """Unit indexes picked by greedy MMR within the budget.
+
+    A dangling sentence ("He does the thing once…") brings the unit before it in its chunk, which may
+    be a lead-in a reader could not take alone ("His teaching method has three steps:"), or is passed
+    over when there is none or both do not fit.
+    """
+    at = {(u.hit, u.index): i for i, u in enumerate(units)}
+    posts_of = [post_ids[u.hit] for u in units]
+    open_ = set(range(len(candidates)))
+    chosen: list[int] = []  # positions in `candidates`, for redundancy
+    picked: list[int] = []  # unit indexes, including brought-along leads
+    words = 0
+    best = float(scores.max())
+    while open_ and len(picked) < max_sentences:
+        order = sorted(open_)
+        value = scores[order]
+        if chosen:
+            redundancy = (vectors[order] @ vectors[chosen].T).max(axis=1)
+            value = MMR_LAMBDA * value - (1 - MMR_LAMBDA) * redundancy
+            for k in np.flatnonzero(redundancy >= NEAR_DUPLICATE):
+                open_.discard(order[k])
+            value = np.where(redundancy >= NEAR_DUPLICATE, -np.inf, value)
+        if ADJACENT_BONUS and picked:
+            near = {(units[j].hit, units[j].index + d) for j in picked for d in (-1, 1)}
+            value = value + ADJACENT_BONUS * np.array(
+                [(units[candidates[n]].hit, units[candidates[n]].index) in near for n in order]
+            )
+        k = order[int(np.argmax(value))]
+        open_.discard(k)
+        if not np.isfinite(value.max()) or (picked and scores[k] < MIN_RELATIVE_SCORE * best):
+            break
+        i = candidates[k]
+        take = [i]
+        if _DANGLING.match(units[i].text):
+            lead = at.get((units[i].hit, units[i].index - 1))
+            if lead is None or units[lead].words < MIN_LEAD_WORDS:
+                continue
+            if lead not in picked:
+                take = [lead, i]
+        cost = sum(units[j].words for j in take)
+        if picked and (words + cost > max_words or len(picked) + len(take) > max_sentences):
+            continue
+        posts = {posts_of[j] for j in picked}
+        if posts_of[i] not in posts and len(posts) >= MAX_POSTS:
+            continue
+        picked.extend(take)
+        chosen.append(k)
+        open_ -= {n for n, c in enumerate(candidates) if c in take}
+        words += cost
+        if words >= max_words:
+            break
+    return picked
+
+
+def _reading_order(quotes: list[Quote]) -> list[Quote]:
+    """Posts in order of their best quote's score; in a post, by chunk, then position in the chunk.
+
+    core/chunk/chunker.py's chunk ids end in a zero-padded index ("post#0003"), so they sort in post order.
+    """
+    best: dict[str, float] = {}
+    for q in quotes:
+        best[q.post_id] = max(best.get(q.post_id, q.score), q.score)
+    return sorted(quotes, key=lambda q: (-best[q.post_id], q.post_id, q.chunk_id, q.index))

@@ -1,0 +1,178 @@
+"""One question, one reply: the author's own sentences, a generated answer, or an honest "I haven't
+written about that".
+
+    r = reply(question, hits, settings, embedder, history=turns)   # hits: retrieval's, best first
+    for delta in r: ...        # the reader-facing text as it comes (at once unless generated)
+    r.mode                     # "extractive" | "generative" | "none" (nothing retrieved answers it)
+    r.text, r.quotes, r.sources, r.suggestions, r.stream (generative), r.to_json()
+
+Modes (`settings.answer_mode`, or `mode=` per call): "extractive" quotes the author's sentences that
+best answer the question (core/answer/extractive.py; no model writes a word), "generative" lets the
+chat model answer from the excerpts (core/answer/generate.py), "auto" (default) is extractive with the
+built-in model, whose answers invent details, and generative with an OpenAI key or server.
+
+In every mode the question must first clear the relevance bar (core/answer/abstain.py): when nothing
+retrieved answers it, the reader gets a fixed reply in the author's voice, in the question's language,
+and the closest posts as suggestions; no model is called.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from core.answer.abstain import NO_ANSWER_MESSAGE, Suggestion, Verdict, judge
+from core.answer.extractive import ExtractiveAnswer, Quote, extract_answer
+from core.answer.generate import AnswerStream, Source, answer, sources_of
+from core.answer.grounding import Grounding, SentenceSupport
+from core.config import ANSWER_MODES, Settings
+from core.embed import Embedder
+from core.models import Hit
+from core.text import detect_language
+
+# The fixed replies, per question language (English when the language is not listed or not known).
+# A fixed sentence is the author's frame, not a claim about the world, so translating it invents nothing.
+NO_ANSWER = {
+    "en": NO_ANSWER_MESSAGE,
+    "de": "Darüber habe ich nicht geschrieben, deshalb kann ich es aus meinen Beiträgen nicht beantworten.",
+    "fr": "Je n'ai pas écrit là-dessus, je ne peux donc pas y répondre à partir de mes articles.",
+    "es": "No he escrito sobre eso, así que no puedo responderlo a partir de mis publicaciones.",
+    "tr": "Bu konuda yazmadım, bu yüzden yazılarımdan yanıtlayamam.",
+}
+CLOSEST = {
+    "en": "The closest posts I have written:",
+    "de": "Am nächsten kommen diese Beiträge:",
+    "fr": "Les articles les plus proches :",
+    "es": "Las publicaciones más cercanas:",
+    "tr": "En yakın yazılarım:",
+}
+
+
+def resolve_mode(settings: Settings, mode: str | None = None) -> str:
+    """ "extractive" or "generative" for `mode` (or settings.answer_mode); "auto" picks by the model."""
+    chosen = (mode or settings.answer_mode).strip().lower()
+    if chosen not in ANSWER_MODES:
+        raise ValueError(f"answer mode must be one of {', '.join(ANSWER_MODES)}, not {chosen!r}")
+    if chosen == "auto":
+        return "extractive" if settings.uses_builtin_llm else "generative"
+    return chosen
+
+
+def phrase(table: dict[str, str], question: str) -> str:
+    return table.get(detect_language(question), table["en"])
+
+
+@dataclass
+class Reply:
+    """What the reader gets for one question. Iterate for the text; `text` holds it afterwards."""
+
+    question: str
+    mode: str  # extractive | generative | none
+    verdict: Verdict
+    hits: list[Hit]  # what retrieval passed, best first
+    extracted: ExtractiveAnswer | None = None
+    stream: AnswerStream | None = None
+    text: str = ""
+    suggestions: list[Suggestion] = field(default_factory=list)  # closest posts, with no answer
+    seconds: float = 0.0  # from the call to the whole text, retrieval not included
+    _started: float = field(default=0.0, repr=False)
+
+    @property
+    def quotes(self) -> list[Quote]:
+        return self.extracted.sentences if self.extracted and self.mode == "extractive" else []
+
+    @property
+    def used_hits(self) -> list[Hit]:
+        """The excerpts the answer was made from (none for a "haven't written about that")."""
+        if self.mode == "generative" and self.stream is not None:
+            return self.stream.used_hits
+        if self.mode == "extractive":
+            used = {q.chunk_id for q in self.quotes}
+            return [h for h in self.hits if h.chunk_id in used]
+        return []
+
+    @property
+    def sources(self) -> list[Source]:
+        if self.mode == "generative" and self.stream is not None:
+            return self.stream.sources
+        return sources_of(self.used_hits)
+
+    @property
+    def called_model(self) -> bool:
+        return bool(self.stream is not None and self.stream.called_model)
+
+    @property
+    def truncated(self) -> bool:
+        return bool(self.stream is not None and self.stream.truncated)
+
+    @property
+    def grounding(self) -> Grounding | None:
+        """The generated answer's grounding check (None for quotes and for no answer)."""
+        return self.stream.grounding if self.stream is not None else None
+
+    @property
+    def dropped(self) -> list[SentenceSupport]:
+        """Generated sentences strict grounding left out."""
+        return list(self.stream.dropped) if self.stream is not None else []
+
+    def __iter__(self) -> Iterator[str]:
+        if self.mode == "generative" and self.stream is not None:
+            parts: list[str] = []
+            try:
+                for delta in self.stream:
+                    parts.append(delta)
+                    yield delta
+            finally:
+                self.text = self.stream.text
+                self.seconds = time.perf_counter() - self._started
+            return
+        self.seconds = time.perf_counter() - self._started
+        if self.text:
+            yield self.text
+
+    def to_json(self) -> dict:
+        return {
+            "answer_mode": self.mode,
+            "answer": self.text,
+            "sentences": [q.to_json() for q in self.quotes],
+            "sources": [s.to_json() for s in self.sources],
+            "suggestions": [s.to_json() for s in self.suggestions],
+            "relevance_bar": self.verdict.to_json(),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def reply(
+    question: str,
+    hits: Sequence[Hit],
+    settings: Settings,
+    embedder: Embedder,
+    *,
+    history: list[dict] | None = None,
+    mode: str | None = None,
+    query: str | None = None,
+) -> Reply:
+    """Decide how to answer `question` from `hits` and prepare the reply (a generated one streams when
+    iterated). The extractive candidates are scored in every mode: they are what the relevance bar is
+    judged on.
+
+    `query` is what was searched for when it differs from the question (a follow-up made standalone, a
+    translation): sentences are scored and the bar judged against it; the model still sees the question
+    (and `history`), and a fixed reply is in the question's language.
+    """
+    started = time.perf_counter()
+    hits = list(hits)
+    chosen = resolve_mode(settings, mode)
+    searched = query if query and query.strip() else question
+    extracted = extract_answer(searched, hits, embedder)
+    verdict = judge(searched, hits, extracted)
+    if not verdict.answer:
+        return Reply(
+            question, "none", verdict, hits, extracted, text=phrase(NO_ANSWER, question),
+            suggestions=verdict.suggestions, _started=started,
+        )  # fmt: skip
+    if chosen == "extractive":
+        return Reply(question, "extractive", verdict, hits, extracted, text=extracted.text, _started=started)
+    stream = answer(question, hits, settings, history, embedder=embedder)
+    return Reply(question, "generative", verdict, hits, extracted, stream=stream, _started=started)

@@ -1,0 +1,204 @@
+"""Answer quality, per answer mode side by side: what a reader would be told, not just what was found.
+
+Per on-topic query (with a reference `answer` and `evidence` quotes) and per off-topic query (which
+the blog does not answer), the question goes through retrieval and `core.answer.reply` exactly as in
+the chat, and the reply is scored:
+
+- token F1 against the reference answer (SQuAD's: lower case, punctuation and English articles
+  dropped, bag of words); an extractive answer is scored on its quoted sentences, not its frame;
+- evidence in answer: the answer contains one of the evidence quotes (ignoring case and spacing);
+- invented words: the share of the answer's content words found in none of the excerpts it was made
+  from (titles and sections count as excerpt text). 0 by construction for extractive answers;
+- grounding: the share of the answer's sentences the grounding check supports (core/answer/grounding.py);
+- no answer: how often the reply was "I haven't written about that" (wanted: rarely on topic, almost
+  always off topic);
+- seconds per answer, after retrieval (generation included).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.answer import check_grounding, reply
+from core.answer.grounding import content_words
+from core.config import Settings
+from core.embed import Embedder
+from core.evaluate.metrics import Query, evidence_found, percentile
+from core.search import route_and_search
+from core.store import Store
+
+_TOKEN = re.compile(r"[^\W_]+")
+_ARTICLES = frozenset({"a", "an", "the"})
+
+Progress = Callable[[int, int, str], None]
+
+
+def answer_tokens(text: str) -> list[str]:
+    """SQuAD-style normalisation (NFKC, case-folded, punctuation and English articles dropped)."""
+    words = _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+    return [w for w in words if w not in _ARTICLES]
+
+
+def token_f1(prediction: str, reference: str) -> float:
+    """Harmonic mean of token precision and recall (bags of words); 0.0 when either is empty."""
+    predicted, wanted = answer_tokens(prediction), answer_tokens(reference)
+    common = sum((Counter(predicted) & Counter(wanted)).values())
+    if not common:
+        return 0.0
+    precision, recall = common / len(predicted), common / len(wanted)
+    return 2 * precision * recall / (precision + recall)
+
+
+def invented_share(answer: str, excerpts: Sequence[str]) -> float | None:
+    """Share of the answer's content words that occur in none of the excerpts; None without content words."""
+    words = content_words(answer)
+    if not words:
+        return None
+    known: set[str] = set()
+    for text in excerpts:
+        known |= content_words(text)
+    return len(words - known) / len(words)
+
+
+@dataclass
+class AnswerRow:
+    """One question's reply and its scores (None where a score does not apply)."""
+
+    query_id: str
+    question: str
+    on_topic: bool
+    kind: str
+    mode: str  # the mode asked for
+    replied: str  # the mode that answered: extractive | generative | none
+    answer: str
+    f1: float | None = None
+    evidence: bool | None = None
+    invented: float | None = None
+    grounded: float | None = None
+    seconds: float = 0.0
+    sources: list[str] = field(default_factory=list)
+
+    @property
+    def no_answer(self) -> bool:
+        return self.replied == "none"
+
+    def to_json(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["no_answer"] = self.no_answer
+        return data
+
+
+@dataclass
+class AnswerReport:
+    mode: str
+    rows: list[AnswerRow]
+
+    def summary(self) -> dict[str, Any]:
+        on = [r for r in self.rows if r.on_topic]
+        off = [r for r in self.rows if not r.on_topic]
+        answered = [r for r in on if not r.no_answer]
+
+        def mean(values: Sequence[float | bool | None]) -> float | None:
+            present = [float(v) for v in values if v is not None]
+            return sum(present) / len(present) if present else None
+
+        seconds = [r.seconds for r in self.rows]
+        return {
+            "mode": self.mode,
+            "on_topic": len(on),
+            "off_topic": len(off),
+            # Over every on-topic question: a "haven't written about that" scores 0 F1 and no evidence.
+            "token_f1": mean(
+                [r.f1 if r.f1 is not None else 0.0 for r in on if r.f1 is not None or r.no_answer]
+            ),
+            "evidence_in_answer": mean(
+                [bool(r.evidence) for r in on if r.evidence is not None or r.no_answer]
+            ),
+            "invented_words": mean([r.invented for r in answered]),
+            "grounded": mean([r.grounded for r in answered]),
+            "no_answer_on_topic": mean([r.no_answer for r in on]),
+            "no_answer_off_topic": mean([r.no_answer for r in off]),
+            "seconds_p50": percentile(seconds, 50) if seconds else None,
+            "seconds_p95": percentile(seconds, 95) if seconds else None,
+        }
+
+
+def score_reply(query: Query, on_topic: bool, mode: str, result: Any, embedder: Embedder) -> AnswerRow:
+    """Scores of one consumed `core.answer.Reply`."""
+    quoted = " ".join(q.text for q in result.quotes) if result.mode == "extractive" else result.text
+    row = AnswerRow(
+        query.id, query.text, on_topic, query.kind, mode, result.mode, result.text,
+        seconds=result.seconds, sources=[s.post_id for s in result.sources],
+    )  # fmt: skip
+    if on_topic and query.answer:
+        row.f1 = token_f1(quoted, query.answer) if not row.no_answer else 0.0
+    if on_topic and query.evidence:
+        row.evidence = bool(evidence_found([quoted], query.evidence, 1)) if not row.no_answer else False
+    if not row.no_answer:
+        used = result.used_hits
+        row.invented = invented_share(quoted, [f"{h.title} {h.section} {h.text}" for h in used])
+        row.grounded = check_grounding(quoted, used, embedder).supported_fraction
+    return row
+
+
+def run_answer_eval(
+    queries: Sequence[Query],
+    off_topic: Sequence[Query],
+    settings: Settings,
+    modes: Sequence[str],
+    *,
+    store: Store,
+    embedder: Embedder,
+    progress: Progress | None = None,
+) -> list[AnswerReport]:
+    """Every query through retrieval (as the chat does: routing included) and a reply per mode.
+
+    Retrieval runs once per query and is shared by the modes, so they answer from the same hits.
+    """
+    items = [(q, True) for q in queries] + [(q, False) for q in off_topic]
+    retrieved = []
+    for i, (query, on_topic) in enumerate(items, 1):
+        _, found = route_and_search(query.text, settings, store=store, embedder=embedder)
+        retrieved.append((query, on_topic, found.hits))
+        if progress:
+            progress(i, len(items) * (len(modes) + 1), f"searched {query.id}")
+    reports = []
+    done = len(items)
+    for mode in modes:
+        rows = []
+        for query, on_topic, hits in retrieved:
+            started = time.perf_counter()
+            result = reply(query.text, hits, settings, embedder, mode=mode)
+            for _ in result:  # generate (or take) the whole text
+                pass
+            result.seconds = time.perf_counter() - started
+            rows.append(score_reply(query, on_topic, mode, result, embedder))
+            done += 1
+            if progress:
+                progress(done, len(items) * (len(modes) + 1), f"{mode}: {query.id}")
+        reports.append(AnswerReport(mode, rows))
+    return reports
+
+
+def answer_table(reports: Sequence[AnswerReport]) -> str:
+    """The summaries as a Markdown table, one row per mode."""
+    header = [
+        "answer mode", "token F1", "evidence in answer", "invented words", "grounded",
+        "no answer (on topic)", "no answer (off topic)", "s/answer p50", "p95",
+    ]  # fmt: skip
+    keys = [
+        "token_f1", "evidence_in_answer", "invented_words", "grounded", "no_answer_on_topic",
+        "no_answer_off_topic", "seconds_p50", "seconds_p95",
+    ]  # fmt: skip
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for report in reports:
+        summary = report.summary()
+        cells = [f"{v:.3f}" if isinstance(v, float) else "–" for v in (summary[k] for k in keys)]
+        lines.append("| " + " | ".join([report.mode, *cells]) + " |")
+    return "\n".join(lines)

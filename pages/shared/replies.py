@@ -1,0 +1,149 @@
+"""A reply in the chat: the author's quoted sentences with links to their posts, a generated answer, or
+"I haven't written about that" with the closest posts; then where it came from and how far to trust it.
+
+Replies are kept in the session as plain dicts (`reply_message`), so they can be drawn again on every
+rerun and stored as JSON.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+from urllib.parse import quote
+
+import streamlit as st
+
+from core.answer import Reply
+from pages.shared.tables import column_config, hits_frame
+from pages.shared.text import md_escape, safe_answer
+
+INSPECTOR = "chunks"  # url_path of the Inspect page, which opens on a post given as ?post=<id>
+BUILTIN_NOTE = "Answered by the small offline model: rough. Set an OpenAI key or server for better answers."
+QUOTED_NOTE = "The author's own sentences, quoted from the posts (no model wrote them)."
+
+
+def reply_message(answered: Reply, label: str | None, builtin: bool) -> dict[str, Any]:
+    """The assistant message to keep for a consumed reply (JSON-able); `label` names the model that
+    generated it (None when nothing was generated), `builtin` whether that is the built-in one."""
+    grounding = answered.grounding
+    return {
+        "role": "assistant",
+        "question": answered.question,
+        "content": answered.text,
+        "mode": answered.mode,
+        "quotes": [q.to_json() for q in answered.quotes],
+        "suggestions": [s.to_json() for s in answered.suggestions],
+        "sources": [s.to_json() for s in answered.sources],
+        "hits": [h.to_json() for h in answered.used_hits],
+        "model": label,
+        "builtin": answered.called_model and builtin,
+        "truncated": answered.truncated,
+        "dropped": [s.to_json() for s in answered.dropped],
+        "grounding": grounding.to_json() if grounding else None,
+    }
+
+
+def post_link(post_id: str, title: str) -> str:
+    """Markdown link to the post's chunks in the inspector (opens in a new tab)."""
+    return f"[{md_escape(title or post_id)}]({INSPECTOR}?post={quote(post_id, safe='')})"
+
+
+def quotes_markdown(quotes: list[dict]) -> str:
+    """The quoted sentences, post by post, each post's title linking to it; the sentences verbatim."""
+    blocks: list[tuple[str, str, list[dict]]] = []
+    for q in quotes:
+        if blocks and blocks[-1][0] == q["post_id"]:
+            blocks[-1][2].append(q)
+        else:
+            blocks.append((q["post_id"], q["title"], [q]))
+    parts = []
+    for post_id, title, group in blocks:
+        body = md_escape(group[0]["text"])
+        for prev, q in itertools.pairwise(group):
+            adjacent = prev["chunk_id"] == q["chunk_id"] and prev["index"] + 1 == q["index"]
+            body += (" " if adjacent else " … ") + md_escape(q["text"])
+        parts.append(f"From *{post_link(post_id, title)}*:\n\n{body}")
+    return "\n\n".join(parts)
+
+
+def show_body(message: dict) -> None:
+    """The reply's text as the reader reads it."""
+    mode = message.get("mode")
+    if mode == "extractive" and message.get("quotes"):
+        st.markdown(quotes_markdown(message["quotes"]))
+    elif mode == "none":
+        st.markdown(message.get("content", ""))  # a fixed sentence of ours (core/answer/reply.py)
+        suggestions = message.get("suggestions") or []
+        if suggestions:
+            links = "\n".join(f"- {post_link(s['post_id'], s['title'])}" for s in suggestions)
+            st.markdown(f"{closest_label(message)}\n\n{links}")
+    elif message.get("content"):
+        st.markdown(safe_answer(message["content"]))
+
+
+def closest_label(message: dict) -> str:
+    from core.answer.reply import CLOSEST, phrase
+
+    return phrase(CLOSEST, message.get("question", ""))
+
+
+def source_line(source: dict) -> str:
+    where = ", ".join(md_escape(v) for v in (source.get("collection"), source.get("date")) if v)
+    return (
+        post_link(source["post_id"], source["title"])
+        + (f" ({where})" if where else "")
+        + f" · relevance {source['relevance']:.2f}"
+    )
+
+
+def show_notes(message: dict) -> None:
+    """Under a reply: who wrote it, cuts and left-out sentences, sources, grounding, the excerpts."""
+    mode = message.get("mode")
+    if mode == "extractive":
+        st.caption(QUOTED_NOTE)
+    elif message.get("builtin"):
+        st.caption(BUILTIN_NOTE)
+    elif message.get("model"):
+        st.caption(f"Answered by {md_escape(message['model'])}.")
+    if message.get("truncated"):
+        st.caption("The answer reached the length limit (max tokens): it ends at its last complete sentence.")
+    dropped = message.get("dropped") or []
+    if dropped:
+        st.caption(f"Strict grounding: {len(dropped)} sentence(s) not found in the excerpts were left out.")
+    sources = message.get("sources") or []
+    if sources and mode != "none":
+        lines = [f"{i}. {source_line(s)}" for i, s in enumerate(sources, start=1)]
+        st.markdown("**Sources**\n\n" + "\n".join(lines))
+    show_grounding(message.get("grounding"), dropped)
+    hits = message.get("hits") or []
+    if hits:
+        label = "excerpts were quoted" if mode == "extractive" else "excerpts went into the answer's context"
+        with st.expander(f"{len(hits)} {label}"):
+            st.dataframe(
+                hits_frame(hits).drop(columns=["rank"]), hide_index=True, column_config=column_config()
+            )
+    if message.get("content") and mode != "none":
+        with st.expander("Copy the answer"):
+            st.code(message["content"], language=None, wrap_lines=True)
+
+
+def show_grounding(grounding: dict | None, dropped: list[dict]) -> None:
+    if grounding and grounding.get("skipped"):
+        st.caption(f"Grounding not checked: {md_escape(grounding['skipped'])}.")
+        return
+    if not grounding or grounding["supported_fraction"] is None:
+        return
+    judged = [g for g in grounding["sentences"] if g["judged"]]
+    unsupported = [g for g in judged if not g["supported"]]
+    st.caption(
+        f"Grounding: {len(judged) - len(unsupported)} of {len(judged)} sentences are supported by the "
+        "excerpts below."
+    )
+    listed = dropped or unsupported
+    if listed:
+        label = "left out of the answer" if dropped else "not found in the excerpts: treat with care"
+        with st.expander(f"{len(listed)} sentence(s) {label}"):
+            for item in listed:
+                st.text(item["sentence"])
+                if item.get("unknown_details"):
+                    st.caption("No excerpt mentions: " + ", ".join(item["unknown_details"]))
