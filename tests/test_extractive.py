@@ -19,7 +19,7 @@ from core.models import Hit
 from core.parse import parse_paths
 from core.search import search
 from core.store import Store
-from tests.conftest import DEMO
+from tests.conftest import DEMO, ROOT
 
 EVAL = DEMO / "eval"
 QUESTIONS = {q["id"]: q for q in map(json.loads, (EVAL / "queries.jsonl").read_text().splitlines())}
@@ -155,14 +155,17 @@ def test_a_sentence_pointing_back_brings_the_one_before(embedder):
         "Ezra does not believe in lectures at all. His teaching method has three steps:\n"
         "He does the thing once, slowly, without explaining how the chisel works."
     )
-    answer = extract_answer(
-        "How does he teach the chisel, slowly and without explaining?", [hit(text)], embedder
-    )
+    question = "How does he teach the chisel, slowly and without explaining?"
+    answer = extract_answer(question, [hit(text)], embedder)
     texts = [q.text for q in answer.sentences]
     dangling = "He does the thing once, slowly, without explaining how the chisel works."
     assert dangling in texts
     assert texts[texts.index(dangling) - 1] == "His teaching method has three steps:"
     assert "His teaching method has three steps: He does the thing once" in answer.text
+    # When the pair does not fit the budget, the dangling sentence is not quoted alone instead.
+    short = extract_answer(question, [hit(text)], embedder, max_words=12)
+    assert len(short.sentences) == 1 or short.words <= 12
+    assert dangling not in [q.text for q in short.sentences]
 
 
 # Evidence and the gate --------------------------------------------------------------------------------
@@ -239,3 +242,20 @@ def test_the_fast_path_never_calls_a_language_model(asked, embedder, monkeypatch
     answer = extract_answer(q["text"], hits, embedder)
     assert judge(q["text"], hits, answer).answer
     assert answer.sentences
+
+
+def test_the_answer_modules_do_not_even_import_a_model_client():
+    """Quoting and the relevance bar need no chat model: neither module imports one (the package's
+    __init__ does, for the generative path, so this reads the modules' own imports)."""
+    import ast
+
+    clients = ("core.llm", "core.answer.generate", "core.answer.reply", "openai", "xllamacpp")
+    for name in ("extractive", "abstain"):
+        tree = ast.parse((ROOT / "core" / "answer" / f"{name}.py").read_text())
+        imported = {
+            node.module if isinstance(node, ast.ImportFrom) else alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for alias in node.names
+        }
+        assert not [m for m in imported if m and m.startswith(clients)], (name, imported)
