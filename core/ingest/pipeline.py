@@ -24,7 +24,7 @@ from core.embed import Embedder, chunk_embedded_text, content_hash, embedder_for
 from core.ingest.report import IngestReport, PostOutcome, Progress
 from core.models import Chunk, ParseError, Post
 from core.parse import parse_paths
-from core.store import Store
+from core.store import CommitConflictError, Store
 
 if TYPE_CHECKING:
     from core.prepare import LLMPrepOptions, Prepared
@@ -258,7 +258,10 @@ def ingest_posts(
         if window:
             done += _write_window(window, terms, store, embedder, report)
         _after_writes(settings, report, prepared, llm, [p for p, _, _ in todo], states)
-        store.optimize()
+        try:
+            store.optimize()
+        except CommitConflictError as exc:  # the posts are stored: only the upkeep waits for a calmer moment
+            report.notes.append(f"stored, but the table was not compacted and indexed this time ({exc})")
     if progress:
         progress(total, total, "done")
     report.seconds = time.perf_counter() - started
@@ -385,7 +388,7 @@ def edit_chunk(
     vector = store.cached_vectors([digest]).get(digest)
     if vector is None:
         vector = embedder.embed([embed_input])[0]
-    store.update_chunk(
+    changed = store.update_chunk(
         chunk_id,
         {
             "text": new_text,
@@ -394,5 +397,12 @@ def edit_chunk(
             "embed_hash": digest,
             "vector": vector.tolist(),
         },
+        # Only over the chunk as it was read: a re-ingest or another edit meanwhile is not overwritten.
+        expected_hash=row["embed_hash"],
     )
+    if not changed:
+        raise ValueError(
+            f"chunk {chunk_id!r} changed while it was being edited (re-ingested or edited elsewhere); "
+            "reload it and edit again"
+        )
     return store.get_chunk(chunk_id) or {}
