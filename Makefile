@@ -56,6 +56,7 @@ lint: install
 	$(BIN)/lint-imports
 
 bench: install
+	$(BIN)/python bench/long_text.py
 	$(BIN)/python bench/bench.py
 
 # Concurrent writers: 4 `inkwell ingest` processes and a chunk edit on one existing table, 20 runs, each
