@@ -44,6 +44,18 @@ def hash_vector(text: str) -> list[float]:
     return (raw / np.linalg.norm(raw)).tolist()
 
 
+class HashEmbedder:
+    """In-process, the embedding server's vectors (for tests that need no server)."""
+
+    model_id = "openai:hash-embed"
+    dim = DIM
+
+    def embed(self, texts):
+        return np.array([hash_vector(t) for t in texts], dtype=np.float32).reshape(-1, DIM)
+
+    query = embed
+
+
 @contextmanager
 def embedding_server() -> Iterator[ScriptedOpenAIServer]:
     with ScriptedOpenAIServer() as server:
@@ -51,7 +63,7 @@ def embedding_server() -> Iterator[ScriptedOpenAIServer]:
         yield server
 
 
-def environ(server: ScriptedOpenAIServer, data_dir: Path) -> dict[str, str]:
+def environ(server: ScriptedOpenAIServer, data_dir: Path, chunk_tokens: str = CHUNK_TOKENS) -> dict[str, str]:
     """The writers' environment: the hash embedder, small chunks, nothing from the developer's own."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("INKWELL_", "OPENAI_"))}
     env.update(
@@ -59,7 +71,7 @@ def environ(server: ScriptedOpenAIServer, data_dir: Path) -> dict[str, str]:
         INKWELL_EMBED_BACKEND="openai",
         INKWELL_EMBED_BASE_URL=server.base_url,
         INKWELL_EMBED_MODEL=EMBED_MODEL,
-        INKWELL_CHUNK_TOKENS=CHUNK_TOKENS,
+        INKWELL_CHUNK_TOKENS=chunk_tokens,
         PYTHONPATH=str(ROOT),
         OMP_WAIT_POLICY="PASSIVE",
         HF_HUB_OFFLINE="1",
