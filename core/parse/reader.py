@@ -452,7 +452,17 @@ def _walk(root: Path) -> tuple[list[tuple[Path, str]], list[ParseError]]:
     problems: list[ParseError] = []
     visited = {str(inside)}
     pending = [root]
-    while pending:
+    linked: list[tuple[Path, str]] = []  # linked folders, read after every real one (so a real one wins)
+    while pending or linked:
+        if not pending:
+            folder, source = linked.pop(0)
+            real = os.path.realpath(folder)
+            if real in visited:  # a link to a folder read already, or to one it is in: a loop
+                problems.append(ParseError(source, "is a link to a folder read already (a loop); skipped"))
+                continue
+            visited.add(real)
+            pending.append(folder)
+            continue
         folder = pending.pop()
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
@@ -480,15 +490,11 @@ def _walk(root: Path) -> tuple[list[tuple[Path, str]], list[ParseError]]:
                 reason = "is a symbolic link loop" if loop else _unreadable(exc)
                 problems.append(ParseError(source, f"{reason}; skipped"))
                 continue
-            if stat.S_ISDIR(mode):
-                real = os.path.realpath(path)
-                if real not in visited:
-                    visited.add(real)
-                    pending.append(path)
-                elif link:  # a link to a folder read already, or to one it is in: a loop
-                    problems.append(
-                        ParseError(source, "is a link to a folder read already (a loop); skipped")
-                    )
+            if stat.S_ISDIR(mode) and link:
+                linked.append((path, source))
+            elif stat.S_ISDIR(mode):
+                visited.add(os.path.realpath(path))
+                pending.append(path)
             elif not stat.S_ISREG(mode):
                 problems.append(ParseError(source, f"is {_file_kind(mode)}, not a regular file; skipped"))
             elif path.suffix.lower() not in _ASSET_SUFFIXES:
