@@ -119,12 +119,6 @@ def explicit_cases() -> list[Case]:
             "stored",
             post_ids=("big-one-line",),
         ),
-        Case(
-            "long-one-line.txt",
-            _write("long-one-line.txt", one_line(2 * 1024 * 1024, False)),
-            "stored",
-            post_ids=("long-one-line",),
-        ),
         Case("x.md", _fifo, "skipped", "FIFO"),
         Case("deep.json", _write("deep.json", "[" * 100_000 + "]" * 100_000), "skipped", "nested"),
         Case("a.md", _loop, "skipped", "loop"),

@@ -135,7 +135,7 @@ def test_generated_files_never_crash_an_ingest_nor_lose_a_good_post(tmp_path_fac
     assert again.chunks_embedded == 0 and again.count("new") == again.count("updated") == 0, again.summary()
 
 
-@settings(FUZZ, max_examples=3)
+@settings(FUZZ, max_examples=2)
 @given(files=hostile_folder(max_files=8))
 def test_generated_files_through_the_command_line(server, tmp_path_factory, files) -> None:
     root = tmp_path_factory.mktemp("fuzz-cli")

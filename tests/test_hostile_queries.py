@@ -195,7 +195,7 @@ def test_the_command_line_answers_hostile_questions_and_names_without_a_tracebac
     )
     with embedding_server() as server:
         env = environ(server, db, chunk_tokens="300")
-        assert run_cli(["ingest", str(folder)], env).code == 0
+        assert run_in_process(["ingest", str(folder)], env).code == 0
         runs = {"batch": run_cli(["search", "--queries", str(queries), "--json"], env)}  # a real process
         for name, args in {  # the same command line in this process (each process starts in ~6 s)
             "quoted": ["search", "oak", "--collection", "it's", "--json"],
