@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import resource
 import sys
@@ -16,7 +17,8 @@ def main(fd: int) -> None:
     logging.disable(logging.CRITICAL)  # nobody reads the child's logs
     _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard == resource.RLIM_INFINITY or hard > MEMORY_LIMIT:
-        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, hard))
+        with contextlib.suppress(ValueError, OSError):  # not every system limits address space
+            resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, hard))
     from core.parse import reader  # the parsers: imported once, before saying ready
 
     conn = Connection(fd)
