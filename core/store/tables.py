@@ -195,7 +195,11 @@ class Store:
         )
 
     def _overwritten(self, post_rows: list[dict], chunk_rows: list[dict]) -> list[str]:
-        """Posts whose row is the one we wrote but whose chunks are not (another writer's, in between)."""
+        """Posts whose row is the one we wrote but whose chunks are not (another writer's, in between).
+
+        Chunks are compared by id and text: two writers of the same version may pick different keywords
+        (scored against the corpus as each found it), and either set is right for that row.
+        """
         if not post_rows:
             return []
         ids = [row["post_id"] for row in post_rows]
@@ -204,11 +208,11 @@ class Store:
             for row in self._rows(self._open(POSTS), sql_in("post_id", ids), ["post_id", "content_hash"])
         }
         stored: dict[str, dict[str, str]] = {}
-        for row in self._rows(self.chunks, sql_in("post_id", ids), ["post_id", "chunk_id", "embed_hash"]):
-            stored.setdefault(row["post_id"], {})[row["chunk_id"]] = row["embed_hash"]
+        for row in self._rows(self.chunks, sql_in("post_id", ids), ["post_id", "chunk_id", "text"]):
+            stored.setdefault(row["post_id"], {})[row["chunk_id"]] = row["text"]
         written: dict[str, dict[str, str]] = {}
         for row in chunk_rows:
-            written.setdefault(row["post_id"], {})[row["chunk_id"]] = row["embed_hash"]
+            written.setdefault(row["post_id"], {})[row["chunk_id"]] = row["text"]
         return [
             row["post_id"]
             for row in post_rows
