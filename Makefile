@@ -60,7 +60,7 @@ bench: install
 	$(BIN)/python bench/bench.py
 
 # Concurrent writers: 4 `inkwell ingest` processes and a chunk edit on one existing table, 20 runs, each
-# compared with the same writes done one after the other (`make test` runs 2 of them).
+# compared with the same writes done one after the other (`make test` runs 1).
 bench-writers: install
 	INKWELL_WRITER_RUNS=20 $(BIN)/python -m pytest tests/test_concurrent_writers.py -q -s -p no:cacheprovider
 
