@@ -7,7 +7,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install browser run test lint bench bench-demo demo clean
+.PHONY: install browser run test lint bench bench-demo bench-writers demo clean
 
 install: $(STAMP)
 
@@ -56,7 +56,13 @@ lint: install
 	$(BIN)/lint-imports
 
 bench: install
+	$(BIN)/python bench/long_text.py
 	$(BIN)/python bench/bench.py
+
+# Concurrent writers: 4 `inkwell ingest` processes and a chunk edit on one existing table, 20 runs, each
+# compared with the same writes done one after the other (`make test` runs 1).
+bench-writers: install
+	INKWELL_WRITER_RUNS=20 $(BIN)/python -m pytest tests/test_concurrent_writers.py -q -s -p no:cacheprovider
 
 # The demo-set studies behind the README's retrieval-quality figures (a few minutes each on 2 cores).
 bench-demo: install

@@ -74,6 +74,13 @@ class ParseError:
 class ParseResult:
     posts: list[Post] = field(default_factory=list)
     errors: list[ParseError] = field(default_factory=list)
+    # Inputs read, but not quite as written (e.g. not UTF-8: read as Windows-1252); same shape as errors.
+    warnings: list[ParseError] = field(default_factory=list)
+
+    def extend(self, other: ParseResult) -> None:
+        self.posts.extend(other.posts)
+        self.errors.extend(other.errors)
+        self.warnings.extend(other.warnings)
 
 
 @dataclass

@@ -116,10 +116,12 @@ def show_reviews(scope: str) -> None:
                 st.caption(md(note))
 
 
-def ingest(posts: list, scope: str, *, errors=(), force: bool = False, label: str = "ingestion"):
+def ingest(posts: list, scope: str, *, errors=(), warnings=(), force: bool = False, label: str = "ingestion"):
     """Ingest with the chosen LLM stages (after the rewrite review), or the built-in way."""
     if not llm_options.enabled:
-        return shared.run_ingestion(posts, settings, errors=errors, force=force, label=label)
+        return shared.run_ingestion(
+            posts, settings, errors=errors, warnings=warnings, force=force, label=label
+        )
     options = llm_options
     if llm_options.rewrite:
         decisions, fresh = review_rewrites(posts, scope)
@@ -128,7 +130,9 @@ def ingest(posts: list, scope: str, *, errors=(), force: bool = False, label: st
             return None
         options = dataclasses.replace(llm_options, decisions=decisions)
     # The review stays shown: the author may change a decision and ingest again.
-    return shared.run_ingestion(posts, settings, errors=errors, force=force, label=label, llm=options)
+    return shared.run_ingestion(
+        posts, settings, errors=errors, warnings=warnings, force=force, label=label, llm=options
+    )
 
 
 def show(report) -> None:
@@ -220,6 +224,8 @@ with upload_tab:
         st.caption(f"{len(files)} files → {len(parsed.posts)} posts, {len(parsed.errors)} problems.")
         for error in parsed.errors:
             st.warning(f"{md(error.source)}: {md(error.message)}")
+        for warning in parsed.warnings:
+            st.info(f"{md(warning.source)}: {md(warning.message)}")
         col_preview, col_ingest = st.columns(2)
         upload_preview = col_preview.button("Preview chunks", key="upload_preview", width="stretch")
         upload_ingest = col_ingest.button(
@@ -229,7 +235,11 @@ with upload_tab:
             preview(parsed.posts, "upload")
         if upload_ingest:
             report = ingest(
-                parsed.posts, "upload", errors=parsed.errors, label=f"ingest of {len(files)} files"
+                parsed.posts,
+                "upload",
+                errors=parsed.errors,
+                warnings=parsed.warnings,
+                label=f"ingest of {len(files)} files",
             )
             if report is not None:
                 show(report)

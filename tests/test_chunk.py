@@ -221,3 +221,146 @@ def test_settings_target_is_respected():
     chunks = chunk_post(make_post([Block(paragraph)]), Settings(chunk_tokens=80))
     assert len(chunks) > 5
     assert all(c.tokens <= 80 for c in chunks)
+
+
+# Long paragraphs: the same chunks as before, in linear time ------------------------------------------
+
+# sha256 (first 16 hex) of paragraph_chunks at targets 60, 150 and 300, computed with the chunker
+# before it counted tokens once per paragraph (core/text/tokens.py SliceCounter): the demo posts and
+# long paragraphs, sentences and words must come out byte for byte the same.
+PINNED = {
+    "cherry-writing-desk": "822c036de9d2c532",
+    "choosing-boards-at-the-sawmill": "b2b33e13c07405ab",
+    "five-years-in-wickham-hollow": "522536b13de8679d",
+    "in-praise-of-slow-work": "f61295b88a13a652",
+    "learning-a-craft-at-thirty-five": "f7d03afbcab6605c",
+    "leaving-the-feed": "e25855d9f5fa418a",
+    "notes-on-a-cabinetmakers-notebook": "f03aad6fa28eb6c4",
+    "notes-on-shop-class-as-soulcraft": "f2fd5bdac7e58787",
+    "notes-on-the-nature-and-art-of-workmanship": "c3b1ff8b87f9a411",
+    "notes-on-wanderlust": "36e7dc7eee64cfa4",
+    "on-walking": "834a1dd2f5e2743f",
+    "scraped-essay": "9cc98636cee6cd9b",
+    "shaker-step-stool": "1d6b265119bb7c3a",
+    "sharpening-saturdays": "dab233ed34e72532",
+    "the-mistake-jar": "e7e14eac44b367c2",
+    "walnut-porch-bench": "6c28acb121ad5cc1",
+    "white-oak-dining-table": "f54550f1dcded53f",
+    "why-i-still-write-letters": "c29093285c6d0c95",
+    "why-there-are-no-comments-here": "cb13b7b4bc595a89",
+    "why-this-blog-exists": "1ddad555981e24a4",
+    "long-paragraph": "2df219d44a76e7cb",
+    "long-sentence": "f04be8c0c4125731",
+    "long-lines": "41667c06054fa35b",
+    "long-word": "52d7d516ef59d027",
+    "tags": "aa11b4ab893e7b62",
+}
+
+
+def pinned_cases() -> dict[str, list[Block]]:
+    from core.parse import parse_paths
+    from tests.conftest import DEMO
+
+    cases = {
+        p.post_id: p.blocks for p in sorted(parse_paths([DEMO / "posts"]).posts, key=lambda p: p.post_id)
+    }
+    long = sentences(300)
+    cases["long-paragraph"] = [Block(long)]
+    cases["long-sentence"] = [Block(long.replace(".", ""))]
+    cases["long-lines"] = [Block(long.replace(". ", ".\n"))]
+    cases["long-word"] = [Block("x" + "ab7" * 900 + " tail. " + sentences(20))]
+    cases["tags"] = [Block(sentences(40).replace("(7).", "(7). [REF: Smith 2019, pp. 4-5] [IMAGE: a boat]"))]
+    return cases
+
+
+def test_chunks_are_byte_for_byte_those_pinned():
+    import hashlib
+    import json
+
+    digests = {}
+    for name, blocks in pinned_cases().items():
+        h = hashlib.sha256()
+        for target in (60, 150, 300):
+            h.update(json.dumps(paragraph_chunks(blocks, target)).encode())
+        digests[name] = h.hexdigest()[:16]
+    assert digests == PINNED
+
+
+ODD_TEXTS = [
+    "Prices rose 12345.678 percent in 2019!!! Then fell...   again;  twice\nand  thrice\t\tover.",
+    "東京の夏は暑い。 京都も同じだ。 Mixed with English words and 数字 123 here.",
+    "Emoji 🪵🪚 and accents: café crème, naïve façade. Quotes \"like this\" and 'that' — dashes – too.",
+    "URLs https://example.com/a/b?c=d&e=f and e-mail me@example.org, paths /usr/local/bin/.",
+]
+
+
+def test_slice_counts_are_exact_and_estimates_within_slack():
+    """SliceCounter's exact counts equal count_tokens (also when grown incrementally), and its
+    estimates stay within SLACK, which is what makes the fast chunker's choices the exact ones."""
+    import random
+
+    from core.text.tokens import SliceCounter
+
+    rng = random.Random(7)
+    texts = [b.text for blocks in pinned_cases().values() for b in blocks if not b.heading] + ODD_TEXTS
+    worst = 0
+    for text in texts:
+        counter = SliceCounter(text)
+        assert counter.total == count_tokens(text)
+        cuts = sorted({0, len(text), *(m.end() for m in re.finditer(r"\S+", text))})
+        for _ in range(20):
+            i = rng.randrange(len(cuts) - 1)
+            a = (
+                cuts[i]
+                if i == 0
+                else cuts[i] + 1
+                if cuts[i] < len(text) and text[cuts[i]] == " "
+                else cuts[i]
+            )
+            for b in cuts[i + 1 : i + 8]:  # growing slices from one start: the incremental path
+                assert counter.exact(a, b) == count_tokens(text[a:b]), (text[a:b],)
+                worst = max(worst, abs(counter.exact(a, b) - counter.estimate(a, b)))
+    assert worst <= SliceCounter.SLACK
+
+
+def one_line(words: int, punctuation: bool = True) -> str:
+    text = " ".join(f"{SENTENCES[i % len(SENTENCES)][:-1]} ({i})." for i in range(words // 14))
+    return text if punctuation else text.replace(".", "").replace(",", "").replace(":", "")
+
+
+@pytest.mark.parametrize("punctuation", [True, False], ids=["sentences", "one-sentence"])
+def test_a_long_one_line_paragraph_is_chunked_in_linear_work(monkeypatch, punctuation):
+    """Work is measured as characters handed to tiktoken: a few times the text (7-8×), where the chunker
+    that re-counted growing slices encoded 112 times this 400 KB line, more the longer the line."""
+    from core.text.tokens import encoding
+
+    enc = encoding()
+    encoded = [0]
+    original = enc.encode
+
+    def counting(text, **kwargs):
+        encoded[0] += len(text)
+        return original(text, **kwargs)
+
+    monkeypatch.setattr(enc, "encode", counting)
+    text = one_line(70_000, punctuation)  # ≈ 400 KB
+    chunks = paragraph_chunks([Block(text)], TARGET)
+    assert "".join(t for _, t in chunks).replace(" ", "") == text.replace(" ", "")
+    assert all(count_tokens(t) <= TARGET for _, t in chunks)
+    assert encoded[0] < 16 * len(text), encoded[0] / len(text)  # 7-8 now
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[REF: an unclosed tag " * 20_000, "x" * 300_000 + ".", "[" * 200_000],
+    ids=["unclosed-tags", "one-long-word", "brackets"],
+)
+def test_pathological_lines_are_chunked_quickly(text):
+    """Regexes that rescanned the rest of the text from every "[REF:" (or searched a 300 KB word for
+    an abbreviation) made these quadratic: minutes, now well under a second each."""
+    import time
+
+    started = time.perf_counter()
+    chunks = paragraph_chunks([Block(text)], TARGET)
+    assert "".join(t for _, t in chunks).replace(" ", "") == text.replace(" ", "")
+    assert time.perf_counter() - started < 20

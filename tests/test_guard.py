@@ -124,3 +124,68 @@ def test_rate_limiter_zero_means_unlimited():
     limiter = RateLimiter(per_minute=0, clock=Clock())
     assert all(limiter.acquire().allowed for _ in range(1000))
     assert limiter.check().message == ""
+
+
+# Server-side throttle: a reload (new session) or another tab keeps the count ------------------------------
+
+
+def test_a_new_session_of_the_same_client_keeps_the_lock():
+    from core.serve import LoginThrottle
+
+    clock = Clock()
+    throttle = LoginThrottle(clock)
+    first = PasswordGate(throttle=throttle, client="203.0.113.9")
+    for _ in range(FREE_TRIES):
+        first.attempt("nope", "pw")
+    reloaded = PasswordGate(throttle=throttle, client="203.0.113.9")  # the same browser, after a reload
+    refused = reloaded.attempt("pw", "pw")
+    assert not refused.ok and not reloaded.unlocked and "Too many wrong passwords" in refused.message
+    assert PasswordGate(throttle=throttle, client="198.51.100.7").attempt("pw", "pw").ok  # someone else
+    clock.advance(refused.wait)
+    assert reloaded.attempt("pw", "pw").ok and reloaded.unlocked
+    assert throttle.failures("203.0.113.9") == 0  # the right password clears that client's count
+
+
+def test_wrong_passwords_from_many_addresses_slow_everyone_down():
+    from core.serve import LoginThrottle
+    from core.serve.guard import GLOBAL_FREE_TRIES, MAX_GLOBAL_LOCK_SECONDS, global_lock_seconds
+
+    clock = Clock()
+    throttle = LoginThrottle(clock)
+    for n in range(GLOBAL_FREE_TRIES - 1):  # one wrong password each: no client is locked by itself
+        assert throttle.attempt(f"10.0.0.{n}", "guess", "pw").wait == 0
+    last = throttle.attempt("10.0.1.1", "guess", "pw")
+    assert last.wait == global_lock_seconds(GLOBAL_FREE_TRIES) == 1.0
+    owner = throttle.attempt("192.0.2.1", "pw", "pw")  # the owner waits too, briefly
+    assert not owner.ok and owner.wait == 1.0
+    for _ in range(20):  # a guesser that waits out each lock doubles it, up to the cap
+        clock.advance(throttle.remaining_lock("10.0.1.2"))
+        throttle.attempt("10.0.1.2", "guess", "pw")
+    assert throttle.remaining_lock("192.0.2.1") == MAX_GLOBAL_LOCK_SECONDS
+    clock.advance(MAX_GLOBAL_LOCK_SECONDS)
+    assert throttle.attempt("192.0.2.1", "pw", "pw").ok
+
+
+def test_the_overall_count_restarts_after_a_quiet_hour():
+    from core.serve import LoginThrottle
+    from core.serve.guard import GLOBAL_FREE_TRIES, GLOBAL_WINDOW_SECONDS
+
+    clock = Clock()
+    throttle = LoginThrottle(clock)
+    for n in range(GLOBAL_FREE_TRIES - 1):
+        throttle.attempt(f"10.0.0.{n}", "guess", "pw")
+    clock.advance(GLOBAL_WINDOW_SECONDS + 1)
+    assert throttle.attempt("10.0.9.9", "guess", "pw").wait == 0
+
+
+def test_the_throttle_remembers_a_bounded_number_of_addresses(monkeypatch):
+    from core.serve import LoginThrottle, guard
+
+    monkeypatch.setattr(guard, "MAX_CLIENTS", 5)
+    monkeypatch.setattr(guard, "GLOBAL_FREE_TRIES", 1000)
+    clock = Clock()
+    throttle = LoginThrottle(clock)
+    for n in range(50):
+        throttle.attempt(f"10.0.0.{n}", "guess", "pw")
+        clock.advance(1)
+    assert len(throttle._clients) <= 6

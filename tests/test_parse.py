@@ -553,3 +553,43 @@ def test_slugify() -> None:
 
 def test_supported_suffixes() -> None:
     assert {".txt", ".md", ".markdown", ".html", ".htm", ".json", ".jsonl"} == SUPPORTED_SUFFIXES
+
+
+# Links, special files and names (issue #11) ---------------------------------------------------------------
+
+
+def test_links_inside_the_folder_are_followed_once(tmp_path: Path) -> None:
+    import os
+
+    root = tmp_path / "posts"
+    write(root / ".drafts" / "draft.md", "# Draft\n\nLinked in from the folder.\n")
+    write(root / "shared" / "note.md", "# Note\n\nIn a linked folder.\n")
+    os.symlink(".drafts/draft.md", root / "draft-link.md")
+    os.symlink("shared", root / "alias")  # the same folder twice: read once
+    parsed = parse_paths(root)
+    assert sorted(p.post_id for p in parsed.posts) == ["draft-link", "note"]
+    assert [e.message for e in parsed.errors] == ["is a link to a folder read already (a loop); skipped"]
+
+
+def test_a_fifo_named_on_the_command_line_is_refused_without_blocking(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "x.md"
+    os.mkfifo(fifo)
+    parsed = parse_paths([fifo])
+    assert [e.message for e in parsed.errors] == ["is a FIFO (named pipe), not a regular file; skipped"]
+
+
+def test_encodings_by_byte_order_mark_and_a_warning_naming_a_legacy_file(tmp_path: Path) -> None:
+    for codec in ("utf-32", "utf-32-be", "utf-16", "utf-8-sig"):
+        data = "\ufeffTitle line\n\nBody in this encoding." if codec.endswith("be") else "Title line\n\nBody."
+        write(tmp_path / f"{codec}.txt", data.encode(codec))
+    write(tmp_path / "legacy.txt", "Caf\u00e9 cr\u00e8me.".encode("cp1252"))
+    parsed = parse_paths(tmp_path)
+    assert not parsed.errors
+    assert all(
+        "\x00" not in p.text and p.title == "Title line" for p in parsed.posts if p.post_id != "legacy"
+    )
+    assert [(w.source, w.message.split(":")[0]) for w in parsed.warnings] == [
+        (str(tmp_path / "legacy.txt"), "is not UTF-8 (byte 0xE9 at offset 3)")
+    ]

@@ -75,6 +75,8 @@ def ingest(
         parsed.posts.append(parse_text(sys.stdin.read(), title, collection=collection or "writings"))
     for error in parsed.errors:
         click.secho(f"skipped {error}", fg="yellow", err=True)
+    for warning in parsed.warnings:
+        click.secho(f"warning {warning}", fg="yellow", err=True)
     if dry_run:
         if not llm.enabled:
             raise click.UsageError("--dry-run needs --rewrite, --llm-chunks or --llm-keywords")
@@ -90,7 +92,13 @@ def ingest(
             last[0] = done
 
         report = ingest_posts(
-            parsed.posts, settings, progress=progress, errors=parsed.errors, force=force, llm=llm
+            parsed.posts,
+            settings,
+            progress=progress,
+            errors=parsed.errors,
+            warnings=parsed.warnings,
+            force=force,
+            llm=llm,
         )
 
     for line in outcome_lines(report, llm):
@@ -133,6 +141,8 @@ def import_cmd(path: str, collection: str | None, as_json: bool, data_dir: str |
     report = ingest_paths([path], settings_for(data_dir), collection=collection)
     for error in report.errors:
         click.secho(f"skipped {error}", fg="yellow", err=True)
+    for warning in report.warnings:
+        click.secho(f"warning {warning}", fg="yellow", err=True)
     finish_report(report, as_json)
 
 

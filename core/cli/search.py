@@ -74,7 +74,7 @@ def search(
     from core.search import route_and_search
     from core.store import Store
 
-    if bool(question) == bool(queries):
+    if (question is not None) == bool(queries):
         raise click.UsageError("give either a QUESTION or --queries FILE")
     settings = search_settings(data_dir, k, threshold, mode, rerank)
     if no_route:
@@ -82,10 +82,21 @@ def search(
     store = Store(settings.data_dir)
     embedder = embedder_for_store(settings, store.model_id())  # loads the model only when used
     batch = [(q.id, q.text) for q in load_queries(queries)] if queries else [(None, question or "")]
+    failed = 0
     for query_id, text in batch:
-        decision, result = route_and_search(
-            text, settings, store=store, embedder=embedder, chosen=list(collections) or None
-        )
+        try:
+            decision, result = route_and_search(
+                text, settings, store=store, embedder=embedder, chosen=list(collections) or None
+            )
+        except ValueError as exc:  # this question cannot be searched (e.g. empty): say so, go on
+            if query_id is None:
+                raise
+            failed += 1
+            if as_json:
+                print_json({"id": query_id, "query": text, "error": str(exc)})
+            else:
+                click.secho(f"# {query_id}: {exc}", fg="red", err=True)
+            continue
         print_route(decision)
         for note in result.notes:
             click.secho(note, fg="yellow", err=True)
@@ -110,6 +121,8 @@ def search(
             if why:
                 click.secho(f"     {why}", dim=True)
             click.echo("     " + shorten(hit.text, 220))
+    if failed:
+        raise click.ClickException(f"{failed} of {len(batch)} questions could not be searched")
 
 
 def _why(hit: Any, mode: str) -> str:

@@ -24,7 +24,7 @@ from core.embed import Embedder, chunk_embedded_text, content_hash, embedder_for
 from core.ingest.report import IngestReport, PostOutcome, Progress
 from core.models import Chunk, ParseError, Post
 from core.parse import parse_paths
-from core.store import Store
+from core.store import CommitConflictError, Store
 
 if TYPE_CHECKING:
     from core.prepare import LLMPrepOptions, Prepared
@@ -176,10 +176,12 @@ def ingest_posts(
     embedder: Embedder | None = None,
     progress: Progress | None = None,
     errors: Iterable[ParseError] = (),
+    warnings: Iterable[ParseError] = (),
     force: bool = False,
     llm: LLMPrepOptions | None = None,
 ) -> IngestReport:
-    """Ingest posts; `llm` turns on the optional LLM preparation stages (core/prepare/)."""
+    """Ingest posts; `llm` turns on the optional LLM preparation stages (core/prepare/). `errors` and
+    `warnings` (the parser's) go into the report."""
     started = time.perf_counter()
     llm = llm if llm is not None and llm.enabled else None
     store = store or Store(settings.data_dir)
@@ -189,7 +191,9 @@ def ingest_posts(
         embedder, model_note = embedder_for_new_table(settings, posts)
     embedder = embedder or embedder_for_store(settings, table_model)
     store.check_model(embedder.model_id)
-    report = IngestReport(errors=list(errors), notes=[model_note] if model_note else [])
+    report = IngestReport(
+        errors=list(errors), warnings=list(warnings), notes=[model_note] if model_note else []
+    )
 
     # One post per id: a later duplicate in the same run would silently overwrite the first.
     seen: dict[str, Post] = {}
@@ -251,18 +255,42 @@ def ingest_posts(
             window.append((post, digest, status, chunks))
             window_chunks += len(chunks)
             if window_chunks >= WINDOW_CHUNKS:
-                done += _write_window(window, terms, store, embedder, report)
+                done += _write_or_isolate(window, terms, store, embedder, report)
                 window, window_chunks = [], 0
                 if progress:
                     progress(done, total, f"{report.chunks_embedded} chunks embedded")
         if window:
-            done += _write_window(window, terms, store, embedder, report)
+            done += _write_or_isolate(window, terms, store, embedder, report)
         _after_writes(settings, report, prepared, llm, [p for p, _, _ in todo], states)
-        store.optimize()
+        try:
+            store.optimize()
+        except CommitConflictError as exc:  # the posts are stored: only the upkeep waits for a calmer moment
+            report.notes.append(f"stored, but the table was not compacted and indexed this time ({exc})")
     if progress:
         progress(total, total, "done")
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _write_or_isolate(
+    window: list[tuple[Post, str, str, list[Chunk]]],
+    terms: dict[str, set[str]],
+    store: Store,
+    embedder: Embedder,
+    report: IngestReport,
+) -> int:
+    """Write a window; if its data is refused (ValueError: text the table cannot store, a vector of the
+    wrong size), write its posts one by one, so only the post at fault fails. Other failures (the
+    embedder or the disk gone, other writers) stop the run as before."""
+    try:
+        return _write_window(window, terms, store, embedder, report)
+    except ValueError as exc:
+        if len(window) == 1:
+            post = window[0][0]
+            message = " ".join(f"could not be stored: {exc}".split())[:300]
+            report.outcomes.append(PostOutcome(post.post_id, post.title, post.source, "failed", 0, message))
+            return 1
+    return sum(_write_or_isolate([item], terms, store, embedder, report) for item in window)
 
 
 def _write_window(
@@ -280,15 +308,15 @@ def _write_window(
             texts.append(text)
             hashes.append(content_hash(embedder.model_id, text))
     vectors = store.cached_vectors(hashes)
-    report.chunks_reused += sum(1 for h in hashes if h in vectors)
+    reused = sum(1 for h in hashes if h in vectors)
     missing = list(dict.fromkeys((h, t) for h, t in zip(hashes, texts, strict=True) if h not in vectors))
     if missing:
         new = embedder.embed([t for _, t in missing])
         vectors.update({h: v for (h, _), v in zip(missing, new, strict=True)})
-        report.chunks_embedded += len(missing)
+    embedded = len(missing)
 
     now = datetime.now(UTC).isoformat(timespec="seconds")
-    post_rows, chunk_rows = [], []
+    post_rows, chunk_rows, outcomes = [], [], []
     position = 0
     for post, digest, status, chunks in window:
         for chunk in chunks:
@@ -325,9 +353,12 @@ def _write_window(
                 "terms": sorted(terms[post.post_id]),
             }
         )
-        report.outcomes.append(PostOutcome(post.post_id, post.title, post.source, status, len(chunks)))
+        outcomes.append(PostOutcome(post.post_id, post.title, post.source, status, len(chunks)))
     dim = len(chunk_rows[0]["vector"]) if chunk_rows else embedder.dim  # known without loading a model
     store.replace_posts(post_rows, chunk_rows, embedder.model_id, dim)
+    report.outcomes.extend(outcomes)
+    report.chunks_reused += reused
+    report.chunks_embedded += embedded
     return len(window)
 
 
@@ -350,6 +381,7 @@ def ingest_paths(
         embedder=embedder,
         progress=progress,
         errors=parsed.errors,
+        warnings=parsed.warnings,
         force=force,
         llm=llm,
     )
@@ -385,7 +417,7 @@ def edit_chunk(
     vector = store.cached_vectors([digest]).get(digest)
     if vector is None:
         vector = embedder.embed([embed_input])[0]
-    store.update_chunk(
+    changed = store.update_chunk(
         chunk_id,
         {
             "text": new_text,
@@ -394,5 +426,12 @@ def edit_chunk(
             "embed_hash": digest,
             "vector": vector.tolist(),
         },
+        # Only over the chunk as it was read: a re-ingest or another edit meanwhile is not overwritten.
+        expected_hash=row["embed_hash"],
     )
+    if not changed:
+        raise ValueError(
+            f"chunk {chunk_id!r} changed while it was being edited (re-ingested or edited elsewhere); "
+            "reload it and edit again"
+        )
     return store.get_chunk(chunk_id) or {}

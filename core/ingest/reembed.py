@@ -6,12 +6,15 @@ one commit after all vectors are computed, so an interrupted run changes nothing
 
 from __future__ import annotations
 
+import numpy as np
+
 from core.config import Settings
 from core.embed import Embedder, content_hash, embedded_text, get_embedder
 from core.ingest.report import Progress
-from core.store import Store
+from core.store import Store, StoreError
 
 BATCH = 256
+READ_ROUNDS = 5
 
 
 def reembed(
@@ -21,24 +24,37 @@ def reembed(
     embedder: Embedder | None = None,
     progress: Progress | None = None,
 ) -> int:
-    """Re-embed all chunks; returns how many were embedded."""
+    """Re-embed all chunks; returns how many were embedded.
+
+    Chunks written by another process while the vectors were computed would be lost by the overwrite,
+    so the chunks table's version is checked before it: if it moved, the chunks are read again and
+    only texts not embedded yet are embedded (READ_ROUNDS times at most).
+    """
     store = store or Store(settings.data_dir)
     embedder = embedder or get_embedder(settings)
-    rows = store.list_chunks()
-    if not rows:
-        return 0
-    texts = [
-        embedded_text(r["section"] or "", r["text"], r["keywords"] or [], r["title"] or "") for r in rows
-    ]
-    vectors = []
-    for start in range(0, len(texts), BATCH):
-        vectors.extend(embedder.embed(texts[start : start + BATCH]))
-        if progress:
-            progress(min(start + BATCH, len(texts)), len(texts), "chunks re-embedded")
-    for row, text, vector in zip(rows, texts, vectors, strict=True):
+    done: dict[str, np.ndarray] = {}  # embedded text -> vector, kept across rounds
+    for _ in range(READ_ROUNDS):
+        version = store.versions().chunks
+        rows = store.list_chunks()
+        if not rows:
+            return 0
+        texts = [
+            embedded_text(r["section"] or "", r["text"], r["keywords"] or [], r["title"] or "") for r in rows
+        ]
+        missing = list(dict.fromkeys(t for t in texts if t not in done))
+        for start in range(0, len(missing), BATCH):
+            batch = missing[start : start + BATCH]
+            done.update(zip(batch, embedder.embed(batch), strict=True))
+            if progress:
+                progress(min(start + BATCH, len(missing)), len(missing), "chunks re-embedded")
+        if store.versions().chunks == version:
+            break
+    else:
+        raise StoreError("other writers kept changing the chunks during the re-embed; run it again")
+    for row, text in zip(rows, texts, strict=True):
         row.pop("_distance", None)
         row["embed_hash"] = content_hash(embedder.model_id, text)
-        row["vector"] = vector.tolist()
-    store.overwrite_chunks(rows, embedder.model_id, len(vectors[0]))
+        row["vector"] = done[text].tolist()
+    store.overwrite_chunks(rows, embedder.model_id, len(done[texts[0]]))
     store.optimize()
     return len(rows)

@@ -41,6 +41,7 @@ class PostOutcome:
 class IngestReport:
     outcomes: list[PostOutcome] = field(default_factory=list)
     errors: list[ParseError] = field(default_factory=list)
+    warnings: list[ParseError] = field(default_factory=list)  # read, but not as written (e.g. not UTF-8)
     chunks_embedded: int = 0
     chunks_reused: int = 0
     seconds: float = 0.0
@@ -64,6 +65,10 @@ class IngestReport:
             f"{self.failed} failed; {self.chunks_embedded} chunks embedded, "
             f"{self.chunks_reused} reused from cache ({self.seconds:.1f} s)"
         )
+        if self.warnings:
+            text += (
+                f"; {len(self.warnings)} {'file' if len(self.warnings) == 1 else 'files'} read with a warning"
+            )
         if self.llm is not None:
             marked = sum(1 for o in self.outcomes if o.llm in ("fallback", "failed"))
             text += f"; {self.llm.summary()}; {marked} posts with LLM fallbacks"
@@ -80,6 +85,11 @@ class IngestReport:
             "seconds": round(self.seconds, 3),
             "posts": [o.to_json() for o in self.outcomes],
             "errors": [{"source": e.source, "message": e.message} for e in self.errors],
+            **(
+                {"warnings": [{"source": w.source, "message": w.message} for w in self.warnings]}
+                if self.warnings
+                else {}
+            ),
             **({"llm": self.llm.to_json()} if self.llm is not None else {}),
             **({"notes": self.notes} if self.notes else {}),
         }

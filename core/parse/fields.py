@@ -25,6 +25,7 @@ FORMATS = ("text", "markdown", "html")
 MAX_ID_CHARS = 200
 DATE_PREFIX_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})[-_ ]+(.+)$")  # Jekyll-style 2021-05-04-title.md
 WHOLE_PAGE_RE = re.compile(r"<(?:!doctype|html|body)\b", re.IGNORECASE)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class BadInput(Exception):
@@ -40,6 +41,7 @@ class Context:
     forced_collection: str | None
     folder_collection: str
     errors: list[ParseError] = field(default_factory=list)
+    warnings: list[ParseError] = field(default_factory=list)
 
     def collection(self, own: Any = None) -> str:
         for choice in (self.forced_collection, own, self.folder_collection):
@@ -49,6 +51,9 @@ class Context:
 
     def error(self, message: str) -> None:
         self.errors.append(ParseError(self.source, message))
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(ParseError(self.source, message))
 
     @property
     def stem(self) -> str:
@@ -102,6 +107,12 @@ def to_blocks(text: str, fmt: str) -> list[Block]:
 def front_matter(text: str) -> tuple[dict[str, Any], str]:
     try:
         post = frontmatter.loads(text)
+    except RecursionError:
+        raise BadInput("front matter is nested too deeply") from None
+    except (ValueError, TypeError) as exc:  # YAML that parses into an impossible value (2021-13-45)
+        raise BadInput(
+            f"front matter has a value that cannot be read: {' '.join(str(exc).split())[:120]}"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).split("\n", 1)[0]
@@ -168,7 +179,8 @@ def as_text(value: Any, *, strip: bool = True) -> str:
         value = value["rendered"]
     if value is None or isinstance(value, dict | list):
         return ""
-    text = str(value)
+    # JSON may escape lone surrogates ("\\ud800"), which no table or terminal can store or print.
+    text = _LONE_SURROGATE.sub("\ufffd", str(value))
     return text.strip() if strip else text
 
 

@@ -126,6 +126,8 @@ def _parse_json(ctx: Context, text: str) -> list[Post]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise BadInput(f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise BadInput("is JSON nested too deeply to read") from None
     if isinstance(data, dict) and isinstance(data.get("posts"), list):
         data = data["posts"]
     if isinstance(data, dict):
@@ -145,6 +147,8 @@ def _parse_jsonl(ctx: Context, text: str) -> list[Post]:
             items.append((f"line {number}", json.loads(line)))
         except json.JSONDecodeError as exc:
             bad.append(f"line {number} is not valid JSON ({exc.msg}, column {exc.colno}); skipped")
+        except RecursionError:
+            bad.append(f"line {number} is JSON nested too deeply to read; skipped")
     for message in bad[:_MAX_LINE_ERRORS]:
         ctx.error(message)
     if len(bad) > _MAX_LINE_ERRORS:

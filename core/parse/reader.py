@@ -22,16 +22,29 @@ original text, readable again in `Post.format` ("chunks" raw is the JSON of its 
 
 Folders are walked recursively in path order. Hidden files and folders and media/web assets
 (images, audio, video, CSS, JS, fonts) are skipped quietly; other unsupported files are reported.
+Symbolic links are followed only to files and folders inside the folder given (a link loop, or a link
+out of it, such as `posts/passwd.txt -> /etc/passwd`, is reported and skipped); anything that is not a
+regular file (a FIFO, a socket, a device) is reported by its type without being opened; a file name
+that is not valid UTF-8 is reported, rendered with \\x escapes.
 
-Problems never stop a run: each becomes a `ParseError` naming the file and the reason, and the
+Each file is judged on its own: at most `max_file_bytes` (20 MB) are read, and it is parsed in a
+child process that is stopped after `time_limit` seconds (60; core/parse/isolate.py), so no file can
+hang or crash a run. Encodings: UTF-8 (with or without a BOM), UTF-16 and UTF-32 with a BOM; text that
+is not UTF-8 is read as Windows-1252 with a warning naming the file, unless it holds UTF-8-shaped
+sequences that are invalid (overlong forms, encoded surrogates: damaged or crafted text), which is
+refused.
+
+Problems never stop a run: each becomes a `ParseError` naming the file and a one-line reason, and the
 other files (and the good posts of the same file) are still read.
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
+import errno
 import os
+import re
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -52,8 +65,8 @@ from core.parse.fields import (
     to_blocks,
 )
 from core.parse.formats import PARSERS
+from core.parse.isolate import FILE_TIME_LIMIT, InputCrash, InputTimeout, run
 
-log = logging.getLogger(__name__)
 SUPPORTED_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".html", ".htm", ".json", ".jsonl"})
 MAX_FILE_BYTES = 20 * 1024 * 1024
 _MB = 1024 * 1024
@@ -71,34 +84,46 @@ def parse_paths(
     collection: str | None = None,
     *,
     max_file_bytes: int = MAX_FILE_BYTES,
+    time_limit: float | None = FILE_TIME_LIMIT,
 ) -> ParseResult:
     """Parse files and folders (walked recursively, in sorted order, hidden entries skipped).
 
     Collection: `collection` if given, else the post's own (front matter, JSON), else the first
-    folder below a given folder (`posts/books/x.md` → "books"), else "writings".
+    folder below a given folder (`posts/books/x.md` → "books"), else "writings". Each file is parsed
+    in the reader child process within `time_limit` seconds (None: in this process, no limit).
     """
     if isinstance(paths, str | Path):
         paths = [paths]
     result = ParseResult()
-    seen: set[Path] = set()
+    seen: set[str] = set()
     for given in paths:
         root = Path(given)
-        if root.is_dir():
-            files = _walk(root)
-            if not files:
-                result.errors.append(ParseError(str(root), "folder contains no files to read"))
-        elif root.is_file():
-            files = [(root, DEFAULT_COLLECTION)]
-        else:
-            result.errors.append(ParseError(str(root), "does not exist"))
+        source = display_path(root)
+        if source != str(root):
+            result.errors.append(ParseError(source, _BAD_NAME))
             continue
+        try:
+            is_dir = stat.S_ISDIR(os.stat(root).st_mode)  # a path given by name is followed, links too
+        except FileNotFoundError:
+            result.errors.append(ParseError(source, "does not exist"))
+            continue
+        except (OSError, ValueError) as exc:
+            result.errors.append(ParseError(source, _unreadable(exc)))
+            continue
+        if is_dir:
+            files, problems = _walk(root)
+            result.errors.extend(problems)
+            if not files and not problems:
+                result.errors.append(ParseError(source, "folder contains no files to read"))
+        else:
+            files = [(root, DEFAULT_COLLECTION)]
         for path, folder_collection in files:
-            resolved = path.resolve()
+            resolved = os.path.realpath(path)
             if resolved in seen:  # the same file named twice (a folder and a file inside it)
                 continue
             seen.add(resolved)
-            ctx = Context(str(path), path, collection, folder_collection)
-            _parse_one(ctx, lambda p=path: _read(p, max_file_bytes), result)
+            job = ("file", (str(path), str(path), collection, folder_collection, max_file_bytes))
+            result.extend(_isolated(job, str(path), time_limit))
     return _dedupe(result)
 
 
@@ -108,17 +133,10 @@ def parse_bytes(
     collection: str | None = None,
     *,
     max_file_bytes: int = MAX_FILE_BYTES,
+    time_limit: float | None = FILE_TIME_LIMIT,
 ) -> ParseResult:
     """Parse one uploaded file; `name` (its file name) picks the format and names errors."""
-
-    def read() -> bytes:
-        if len(data) > max_file_bytes:
-            raise BadInput(_too_big(len(data), max_file_bytes))
-        return data
-
-    result = ParseResult()
-    _parse_one(Context(name, Path(name), collection, DEFAULT_COLLECTION), read, result)
-    return _dedupe(result)
+    return _dedupe(_isolated(("bytes", (name, data, collection, max_file_bytes)), name, time_limit))
 
 
 def parse_text(
@@ -131,8 +149,39 @@ def parse_text(
     format: str = "text",
     tags: Iterable[str] = (),
     source: str = "pasted text",
+    time_limit: float | None = FILE_TIME_LIMIT,
 ) -> Post:
-    """One post from pasted text. Raises ValueError with a readable message if it cannot be used."""
+    """One post from pasted text. Raises ValueError with a readable message if it cannot be used
+    (also when it takes longer than `time_limit` seconds to parse)."""
+    options = {
+        "collection": collection,
+        "date": date,
+        "post_id": post_id,
+        "format": format,
+        "tags": list(tags),
+        "source": source,
+    }
+    if time_limit is None:
+        return _parse_text_here(text, title, **options)
+    try:
+        return run(("text", (text, title, options)), time_limit, _run_here)
+    except InputTimeout:
+        raise ValueError(f"the text took longer than {time_limit:g} s to read") from None
+    except InputCrash as exc:
+        raise ValueError(f"reading the text stopped the reader process ({exc})") from None
+
+
+def _parse_text_here(
+    text: str,
+    title: str,
+    *,
+    collection: str = DEFAULT_COLLECTION,
+    date: str = "",
+    post_id: str | None = None,
+    format: str = "text",
+    tags: Iterable[str] = (),
+    source: str = "pasted text",
+) -> Post:
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     body, meta = text, dict[str, Any]()
@@ -168,6 +217,65 @@ def parse_text(
 
 # One input -------------------------------------------------------------------------------------------
 
+_BAD_NAME = "its name is not valid UTF-8 (shown with \\x escapes): rename it to read it"
+
+
+def display_path(path: str | Path) -> str:
+    """The path as text that can be printed and stored: names that are not valid UTF-8 (which Python
+    carries as lone surrogates) with \\x escapes for their bytes."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+    return text
+
+
+def _isolated(job: tuple, source: str, time_limit: float | None) -> ParseResult:
+    """Run a reading job in the reader child process (in this one when `time_limit` is None)."""
+    if time_limit is None:
+        return _run_here(job)
+    try:
+        return run(job, time_limit, _run_here)
+    except InputTimeout:
+        message = f"took longer than {time_limit:g} s to read; skipped"
+    except InputCrash as exc:
+        message = f"stopped the reader process ({exc}): too large or too complex to read; skipped"
+    return ParseResult(errors=[ParseError(source, message)])
+
+
+def _run_here(job: tuple) -> Any:
+    name, args = job
+    return JOBS[name](*args)
+
+
+def _read_file(
+    source: str, path: str, collection: str | None, folder_collection: str, max_file_bytes: int
+) -> ParseResult:
+    result = ParseResult()
+    ctx = Context(source, Path(path), collection, folder_collection)
+    _parse_one(ctx, lambda: _read(Path(path), max_file_bytes), result)
+    return result
+
+
+def _read_upload(name: str, data: bytes, collection: str | None, max_file_bytes: int) -> ParseResult:
+    def read() -> bytes:
+        if len(data) > max_file_bytes:
+            raise BadInput(_too_big(len(data), max_file_bytes))
+        return data
+
+    result = ParseResult()
+    _parse_one(Context(display_path(name), Path(name), collection, DEFAULT_COLLECTION), read, result)
+    return result
+
+
+def _read_text(text: str, title: str, options: dict[str, Any]) -> Post:
+    return _parse_text_here(text, title, **options)
+
+
+# What the reader child process may be asked to do (core/parse/worker.py).
+JOBS: dict[str, Callable[..., Any]] = {"file": _read_file, "bytes": _read_upload, "text": _read_text}
+
 
 def _parse_one(ctx: Context, read: Callable[[], bytes], result: ParseResult) -> None:
     suffix = ctx.path.suffix.lower()
@@ -175,20 +283,64 @@ def _parse_one(ctx: Context, read: Callable[[], bytes], result: ParseResult) -> 
         if suffix not in SUPPORTED_SUFFIXES:
             kind = f"file type {suffix}" if suffix else "file without an extension"
             raise BadInput(f"unsupported {kind}; supported: {_SUPPORTED_LIST}")
-        result.posts.extend(PARSERS[suffix](ctx, _decode(read())))
+        result.posts.extend(PARSERS[suffix](ctx, _decode(read(), ctx)))
     except BadInput as exc:
         ctx.error(str(exc))
+    except RecursionError:
+        ctx.error("is nested too deeply to read")
+    except MemoryError:
+        ctx.error("is too large to read in memory")
+    except Exception as exc:  # a parser's own failure: this file is reported, the others are still read
+        ctx.error(f"could not be read ({_one_line(f'{type(exc).__name__}: {exc}')})")
     result.errors.extend(ctx.errors)
+    result.warnings.extend(ctx.warnings)
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _read(path: Path, limit: int) -> bytes:
+    """The file's bytes, refusing anything that is not a regular file without blocking on it (a FIFO
+    opened for reading waits for a writer; O_NONBLOCK does not) and reading at most `limit` + 1 bytes."""
     try:
-        size = path.stat().st_size  # before reading: a huge file must not be loaded to be refused
-        if size > limit:
-            raise BadInput(_too_big(size, limit))
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | os.O_CLOEXEC)
+    except (OSError, ValueError) as exc:
+        raise BadInput(_unreadable(exc)) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise BadInput(f"is {_file_kind(info.st_mode)}, not a regular file; skipped")
+        if info.st_size > limit:  # before reading: a huge file must not be loaded to be refused
+            raise BadInput(_too_big(info.st_size, limit))
+        parts, size = [], 0
+        while part := os.read(fd, min(1 << 20, limit + 1 - size)):
+            parts.append(part)
+            size += len(part)
+            if size > limit:  # it grew since stat
+                raise BadInput(_too_big(size, limit))
+        return b"".join(parts)
     except OSError as exc:
-        raise BadInput(f"cannot be read ({exc.strerror or exc})") from None
+        raise BadInput(_unreadable(exc)) from None
+    finally:
+        os.close(fd)
+
+
+def _unreadable(exc: BaseException) -> str:
+    reason = getattr(exc, "strerror", None) or str(exc)
+    return f"cannot be read ({_one_line(reason)})"
+
+
+def _file_kind(mode: int) -> str:
+    kinds = [
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISDIR, "a folder"),
+    ]
+    return next((name for test, name in kinds if test(mode)), "a special file")
 
 
 def _too_big(size: int, limit: int) -> str:
@@ -196,20 +348,42 @@ def _too_big(size: int, limit: int) -> str:
     return f"is {size / _MB:.1f} MB, over the {limit_text} limit"
 
 
-def _decode(data: bytes) -> str:
+# UTF-8-shaped sequences that UTF-8 forbids: overlong forms (C0/C1 xx, E0 80-9F xx, F0 80-8F xx xx),
+# encoded surrogates (ED A0-BF xx) and code points past U+10FFFF. Windows-1252 text almost never has
+# them; damaged or crafted UTF-8 does (C0 AF is an overlong "/").
+_BAD_UTF8 = re.compile(
+    rb"[\xc0\xc1][\x80-\xbf]|\xe0[\x80-\x9f][\x80-\xbf]|\xed[\xa0-\xbf][\x80-\xbf]"
+    rb"|\xf0[\x80-\x8f][\x80-\xbf]{2}|\xf4[\x90-\xbf][\x80-\xbf]{2}|[\xf5-\xf7][\x80-\xbf]{3}"
+)
+_BOMS = [  # longest first: the UTF-32 LE mark begins with the UTF-16 LE one
+    (b"\xff\xfe\x00\x00", "utf-32", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "utf-32", "UTF-32"),
+    (b"\xff\xfe", "utf-16", "UTF-16"),
+    (b"\xfe\xff", "utf-16", "UTF-16"),
+]
+
+
+def _decode(data: bytes, ctx: Context) -> str:
     if not data.strip():
         raise BadInput("is empty")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # Windows "Unicode" (UTF-16 with a BOM)
-        try:
-            return _nonempty(data.decode("utf-16"))
-        except UnicodeDecodeError:
-            raise BadInput("looks binary (bad UTF-16)") from None
+    for bom, codec, name in _BOMS:  # Windows "Unicode" files
+        if data.startswith(bom):
+            try:
+                return _nonempty(data.decode(codec))
+            except UnicodeDecodeError:
+                raise BadInput(f"looks binary (a {name} byte-order mark, then invalid {name})") from None
     if b"\x00" in data[:8192] or _control_share(data[:8192]) > 0.1:
         raise BadInput("looks binary (not a text file)")
     try:
         return _nonempty(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         utf8_error = exc
+    if crafted := _BAD_UTF8.search(data):
+        raise BadInput(
+            f"is not valid UTF-8 (an overlong or surrogate sequence, bytes "
+            f"{crafted.group().hex(' ').upper()} at offset {crafted.start()}): damaged or crafted text; "
+            "re-save it as UTF-8"
+        )
     # Old Western-European exports are often cp1252: accept them when the result is mostly ASCII,
     # which rules out other legacy encodings (Cyrillic, Greek…) that would decode to gibberish, and
     # when no valid UTF-8 sequence appears (then it is damaged UTF-8, and cp1252 would garble it).
@@ -221,7 +395,11 @@ def _decode(data: bytes) -> str:
     mostly_ascii = bool(letters) and sum(not c.isascii() for c in letters) / len(letters) <= 0.2
     some_utf8 = any(ord(c) > 127 and c != "\ufffd" for c in data.decode("utf-8", "replace"))
     if mostly_ascii and not some_utf8:
-        log.warning("decoded as cp1252, not UTF-8")
+        bad = data[utf8_error.start]
+        ctx.warn(
+            f"is not UTF-8 (byte 0x{bad:02X} at offset {utf8_error.start}): read as Windows-1252 "
+            "(cp1252); check its accented letters, or re-save it as UTF-8"
+        )
         return _nonempty(text)
     bad = data[utf8_error.start]
     raise BadInput(f"is not UTF-8 (byte 0x{bad:02X} at offset {utf8_error.start}); re-save it as UTF-8")
@@ -260,20 +438,67 @@ def _dedupe(result: ParseResult) -> ParseResult:
     return result
 
 
-def _walk(root: Path) -> list[tuple[Path, str]]:
-    """Files under `root` in path order, with their folder collection.
+def _walk(root: Path) -> tuple[list[tuple[Path, str]], list[ParseError]]:
+    """Files under `root` in path order, with their folder collection, and the entries not read.
 
     Hidden entries (.git, .DS_Store, …) and media/web assets (a post's images, a theme's CSS) are
-    left out quietly; any other file of an unsupported type is kept, so it gets reported.
+    left out quietly; any other regular file is kept (an unsupported type gets reported when read).
+    Symbolic links are followed only to what lies inside `root` (each folder once, so a loop ends);
+    a link out of it, a loop, a non-regular file or a name that is not UTF-8 is reported. Nothing is
+    opened here: types come from stat.
     """
+    inside = Path(os.path.realpath(root))
     found: list[Path] = []
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        found.extend(
-            Path(folder) / name
-            for name in names
-            if not name.startswith(".") and Path(name).suffix.lower() not in _ASSET_SUFFIXES
-        )
+    problems: list[ParseError] = []
+    visited = {str(inside)}
+    pending = [root]
+    linked: list[tuple[Path, str]] = []  # linked folders, read after every real one (so a real one wins)
+    while pending or linked:
+        if not pending:
+            folder, source = linked.pop(0)
+            real = os.path.realpath(folder)
+            if real in visited:  # a link to a folder read already, or to one it is in: a loop
+                problems.append(ParseError(source, "is a link to a folder read already (a loop); skipped"))
+                continue
+            visited.add(real)
+            pending.append(folder)
+            continue
+        folder = pending.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            problems.append(ParseError(display_path(folder), _unreadable(exc)))
+            continue
+        for entry in entries:
+            name, path = entry.name, Path(entry.path)
+            if name.startswith("."):
+                continue
+            source = display_path(path)
+            if source != str(path):
+                problems.append(ParseError(source, _BAD_NAME))
+                continue
+            try:
+                link = entry.is_symlink()
+                if link:
+                    target = Path(os.path.realpath(path, strict=True))
+                    if not target.is_relative_to(inside):
+                        problems.append(ParseError(source, f"is a link to outside {root}; not followed"))
+                        continue
+                mode = entry.stat(follow_symlinks=True).st_mode
+            except (OSError, ValueError) as exc:
+                loop = isinstance(exc, OSError) and exc.errno == errno.ELOOP
+                reason = "is a symbolic link loop" if loop else _unreadable(exc)
+                problems.append(ParseError(source, f"{reason}; skipped"))
+                continue
+            if stat.S_ISDIR(mode) and link:
+                linked.append((path, source))
+            elif stat.S_ISDIR(mode):
+                visited.add(os.path.realpath(path))
+                pending.append(path)
+            elif not stat.S_ISREG(mode):
+                problems.append(ParseError(source, f"is {_file_kind(mode)}, not a regular file; skipped"))
+            elif path.suffix.lower() not in _ASSET_SUFFIXES:
+                found.append(path)
     # Sort by path components, so "a/x.md" comes before "b.md" as in a file browser (and the first of
     # two posts with the same id, the one kept, is predictable).
     found.sort(key=lambda p: p.relative_to(root).parts)
@@ -281,4 +506,4 @@ def _walk(root: Path) -> list[tuple[Path, str]]:
     for path in found:
         parts = path.relative_to(root).parts
         files.append((path, parts[0] if len(parts) > 1 else DEFAULT_COLLECTION))
-    return files
+    return files, problems

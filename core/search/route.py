@@ -317,7 +317,8 @@ def route(
     asked for everything. `vector`: the question already embedded with `embedder`'s `query`, if at hand.
     """
     if chosen is not None:
-        return Route("chosen", list(chosen), reasons=["the reader chose the collections"])
+        notes = unknown_collections(store, chosen)
+        return Route("chosen", list(chosen), reasons=["the reader chose the collections"], notes=notes)
     if settings.routing == "off":
         return Route("off", reasons=["routing is off"])
     index = collection_vectors(store)
@@ -333,6 +334,19 @@ def route(
     cosines = index.nearest(vector).tolist()
     similarity = {name: rescale(c, scale) for name, c in zip(index.names, cosines, strict=True)}
     return decide(similarity, rules.matches(question), margin, notes)
+
+
+def unknown_collections(store: Store, chosen: Sequence[str]) -> list[str]:
+    """A note naming the chosen collections that hold no post (a typo, or quotes gone astray), if any."""
+    known = store.collections() if chosen else []
+    missing = [c for c in chosen if c not in known]
+    if not missing:
+        return []
+    names = ", ".join(repr(c) for c in missing)
+    listed = ", ".join(repr(c) for c in known) or "none yet"
+    what = "nothing was searched" if len(missing) == len(set(chosen)) else "left out"
+    word = "collection" if len(missing) == 1 else "collections"
+    return [f"unknown {word} {names}: {what} (collections: {listed})"]
 
 
 def decide(

@@ -1,7 +1,8 @@
-"""Serving readers safely: the owner's password gate and the per-session question rate limit."""
+"""Serving readers safely: the owner's password gate (wrong passwords throttled server-side, per client
+address and overall) and the per-session question rate limit."""
 
 from __future__ import annotations
 
-from core.serve.guard import DEFAULT_QUESTIONS_PER_MINUTE, PasswordGate, RateLimiter
+from core.serve.guard import DEFAULT_QUESTIONS_PER_MINUTE, LoginThrottle, PasswordGate, RateLimiter
 
-__all__ = ["DEFAULT_QUESTIONS_PER_MINUTE", "PasswordGate", "RateLimiter"]
+__all__ = ["DEFAULT_QUESTIONS_PER_MINUTE", "LoginThrottle", "PasswordGate", "RateLimiter"]

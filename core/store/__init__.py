@@ -1,8 +1,24 @@
-"""LanceDB storage: the `chunks` and `posts` tables (tables) and their schemas (schema)."""
+"""LanceDB storage: the `chunks` and `posts` tables (tables), their schemas (schema) and retried commits
+(commit)."""
 
 from __future__ import annotations
 
+import os
+
+# Lance logs a WARN line to stderr for every compaction that lost a commit race ("Compaction commit
+# failed; leaving … fragment(s) in place for GC"); the store retries those (commit.py), so they are
+# noise to users. Set before lancedb is first imported; a user's own LANCEDB_LOG wins.
+os.environ.setdefault("LANCEDB_LOG", "error")
+
+from core.store.commit import CommitConflictError
 from core.store.schema import KeywordSearchError, ModelMismatchError, StoreError, Versions
 from core.store.tables import Store
 
-__all__ = ["KeywordSearchError", "ModelMismatchError", "Store", "StoreError", "Versions"]
+__all__ = [
+    "CommitConflictError",
+    "KeywordSearchError",
+    "ModelMismatchError",
+    "Store",
+    "StoreError",
+    "Versions",
+]

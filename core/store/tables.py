@@ -15,6 +15,10 @@ concatenated instead of searched separately). The store computes it on every wri
 pass it. Rows added after the index was built are still searched (LanceDB scans unindexed rows), and
 `optimize()`, run after every ingest and delete, folds them into the index incrementally.
 
+Concurrent writers (two CLI ingests, the Ingest page and a chunk edit) are safe: every commit goes
+through `retry_commit` (core/store/commit.py), and `replace_posts` reads back what it wrote, so a post
+whose chunks another writer replaced between our two commits is written again (see there).
+
 Post vectors (the mean of a post's chunk vectors) are not stored: core/search/posts.py computes them from
 `chunk_vectors()` when asked, so no write path has to keep them current.
 """
@@ -32,6 +36,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.query import MatchQuery
 
+from core.store.commit import CommitConflictError, retry_commit
 from core.store.schema import (
     CHUNKS,
     FTS_CONFIG,
@@ -84,8 +89,12 @@ class Store:
     def posts(self) -> Any:
         table = self._open(POSTS)
         if table is None:
-            table = self.db.create_table(POSTS, schema=POSTS_SCHEMA, exist_ok=True)
-            table.set_unenforced_primary_key("post_id")
+            table = retry_commit("create the posts table", self._create_posts)
+        return table
+
+    def _create_posts(self) -> Any:
+        table = self.db.create_table(POSTS, schema=POSTS_SCHEMA, exist_ok=True)
+        table.set_unenforced_primary_key("post_id")
         return table
 
     def model_info(self) -> ModelInfo | None:
@@ -112,12 +121,17 @@ class Store:
         self.check_model(model_id)
         table = self.chunks
         if table is None:
-            table = self.db.create_table(CHUNKS, schema=chunks_schema(dim, model_id), exist_ok=True)
-            # With an (unenforced) primary key on a NOT NULL column, concurrent merge_inserts of the
-            # same new chunk_id don't store it twice (measured on lancedb 0.40).
-            table.set_unenforced_primary_key("chunk_id")
+            table = retry_commit("create the chunks table", lambda: self._create_chunks(model_id, dim))
+            self.check_model(model_id)  # another writer may have created it first, with its model
         elif SEARCH_TEXT not in table.schema.names:
             table = self._add_search_text(table)
+        return table
+
+    def _create_chunks(self, model_id: str, dim: int) -> Any:
+        table = self.db.create_table(CHUNKS, schema=chunks_schema(dim, model_id), exist_ok=True)
+        # With an (unenforced) primary key on a NOT NULL column, concurrent merge_inserts of the
+        # same new chunk_id don't store it twice (measured on lancedb 0.40).
+        table.set_unenforced_primary_key("chunk_id")
         return table
 
     def _add_search_text(self, table: Any) -> Any:
@@ -133,23 +147,84 @@ class Store:
     # Writes ------------------------------------------------------------------------------------
 
     def replace_posts(self, post_rows: list[dict], chunk_rows: list[dict], model_id: str, dim: int) -> None:
-        """Replace the chunks of these posts atomically, then record the posts as done."""
+        """Replace the chunks of these posts atomically, then record the posts as done.
+
+        Two commits (chunks, then post rows), so another writer of the same post can slip in between:
+        A's chunks, B's chunks, B's row, A's row would leave A's content hash over B's chunks, and the
+        next ingest would skip the post as current. So the rows are read back after writing: a post
+        whose row is ours but whose chunks are not is written again (the writer that committed last
+        wins, whole); a post whose row is someone else's is theirs to check. Each commit is retried on
+        conflicts (core/store/commit.py).
+        """
+        pending = [row["post_id"] for row in post_rows]
+        for _ in range(_VERIFY_ROUNDS):
+            ids = set(pending)
+            posts = [row for row in post_rows if row["post_id"] in ids]
+            chunks = [row for row in chunk_rows if row["post_id"] in ids]
+            retry_commit(
+                "write the chunks", lambda p=posts, c=chunks: self._merge_chunks(p, c, model_id, dim)
+            )
+            retry_commit("write the post rows", lambda p=posts: self._merge_posts(p))
+            pending = self._overwritten(posts, chunks)
+            if not pending:
+                return
+        raise CommitConflictError(
+            f"could not store {', '.join(map(repr, pending[:5]))}: other writers kept replacing "
+            "them at the same time; run the ingest again"
+        )
+
+    def _merge_chunks(self, post_rows: list[dict], chunk_rows: list[dict], model_id: str, dim: int) -> None:
         if not post_rows:
             return
-        post_ids = [row["post_id"] for row in post_rows]
         table = self.ensure_chunks_table(model_id, dim)
         data = pa.Table.from_pylist(with_search_text(chunk_rows), schema=table.schema)
         (
             table.merge_insert("chunk_id")
             .when_matched_update_all()
             .when_not_matched_insert_all()
-            .when_not_matched_by_source_delete(sql_in("post_id", post_ids))
+            .when_not_matched_by_source_delete(sql_in("post_id", [row["post_id"] for row in post_rows]))
             .execute(data)
         )
+
+    def _merge_posts(self, post_rows: list[dict]) -> None:
+        if not post_rows:
+            return
         posts = pa.Table.from_pylist(post_rows, schema=POSTS_SCHEMA)
         self.posts.merge_insert("post_id").when_matched_update_all().when_not_matched_insert_all().execute(
             posts
         )
+
+    def _overwritten(self, post_rows: list[dict], chunk_rows: list[dict]) -> list[str]:
+        """Posts whose row is the one we wrote but whose chunks are not (another writer's, in between).
+
+        Chunks are compared by id and text: two writers of the same version may pick different keywords
+        (scored against the corpus as each found it), and either set is right for that row.
+        """
+        if not post_rows:
+            return []
+        ids = [row["post_id"] for row in post_rows]
+        stored_hash = {
+            row["post_id"]: row["content_hash"]
+            for row in self._rows(self._open(POSTS), sql_in("post_id", ids), ["post_id", "content_hash"])
+        }
+        stored: dict[str, dict[str, str]] = {}
+        for row in self._rows(self.chunks, sql_in("post_id", ids), ["post_id", "chunk_id", "text"]):
+            stored.setdefault(row["post_id"], {})[row["chunk_id"]] = row["text"]
+        written: dict[str, dict[str, str]] = {}
+        for row in chunk_rows:
+            written.setdefault(row["post_id"], {})[row["chunk_id"]] = row["text"]
+        return [
+            row["post_id"]
+            for row in post_rows
+            if stored_hash.get(row["post_id"]) == row["content_hash"]
+            and stored.get(row["post_id"], {}) != written.get(row["post_id"], {})
+        ]
+
+    @staticmethod
+    def _rows(table: Any | None, where: str, columns: list[str]) -> list[dict]:
+        if table is None:
+            return []
+        return table.search().where(where).select(columns).limit(table.count_rows() or 1).to_list()
 
     def overwrite_chunks(self, chunk_rows: list[dict], model_id: str, dim: int) -> None:
         """Replace the whole chunks table in one commit, e.g. re-embedded with another model.
@@ -159,37 +234,51 @@ class Store:
         """
         schema = chunks_schema(dim, model_id)
         data = pa.Table.from_pylist(with_search_text(chunk_rows), schema=schema)
-        table = self.db.create_table(CHUNKS, data, schema=schema, mode="overwrite")
-        table.set_unenforced_primary_key("chunk_id")
 
-    def update_chunk(self, chunk_id: str, values: dict[str, Any]) -> None:
-        table = self.chunks
-        if table is None:
-            raise StoreError("there are no chunks yet")
-        if SEARCH_TEXT not in table.schema.names:
-            table = self._add_search_text(table)
-        current = self.get_chunk(chunk_id)
-        if current is not None:
+        def overwrite() -> None:
+            table = self.db.create_table(CHUNKS, data, schema=schema, mode="overwrite")
+            table.set_unenforced_primary_key("chunk_id")
+
+        retry_commit("replace the chunks table", overwrite)
+
+    def update_chunk(self, chunk_id: str, values: dict[str, Any], expected_hash: str | None = None) -> bool:
+        """Change one chunk's columns; with `expected_hash`, only if its embed_hash still is that (a
+        re-ingest or another edit in between wins, and False says so). True when a row changed."""
+
+        def update() -> bool:
+            table = self.chunks
+            if table is None:
+                raise StoreError("there are no chunks yet")
+            if SEARCH_TEXT not in table.schema.names:
+                table = self._add_search_text(table)
+            current = self.get_chunk(chunk_id)
+            if current is None or (expected_hash is not None and current["embed_hash"] != expected_hash):
+                return False
             merged = {**current, **values}
-            values = {
+            full = {
                 **values,
                 SEARCH_TEXT: search_text(
                     merged["title"], merged["section"], merged["text"], merged["keywords"]
                 ),
             }
-        table.update(where=f"chunk_id = {sql_str(chunk_id)}", values=values)
+            where = f"chunk_id = {sql_str(chunk_id)}"
+            if expected_hash is not None:
+                where += f" AND embed_hash = {sql_str(expected_hash)}"
+            return table.update(where=where, values=full).rows_updated > 0
+
+        return retry_commit("save the chunk", update)
 
     def delete_posts(self, post_ids: Sequence[str]) -> int:
         """Delete posts and their chunks; returns how many of the ids existed."""
         if not post_ids:
             return 0
         existing = {row["post_id"] for row in self.list_posts()} & set(post_ids)
-        table = self.chunks
+        where = sql_in("post_id", post_ids)
         # Chunks first: if we die in between, the post row remains with no chunks and a later
         # ingest sees the count mismatch and rebuilds it.
-        if table is not None:
-            table.delete(sql_in("post_id", post_ids))
-        self.posts.delete(sql_in("post_id", post_ids))
+        if self.chunks is not None:
+            retry_commit("delete the chunks", lambda: self.chunks.delete(where))
+        retry_commit("delete the posts", lambda: self.posts.delete(where))
         return len(existing)
 
     def optimize(self) -> None:
@@ -202,12 +291,18 @@ class Store:
         ones never are. The index is created here when missing: a new table, one replaced by a
         re-embed, or one made before keyword search existed.
         """
-        for table in (self.chunks, self._open(POSTS)):
-            if table is not None:
-                table.optimize()
-        table = self.chunks
+        for name in (CHUNKS, POSTS):
+            retry_commit(f"compact the {name} table", lambda name=name: self._optimize_table(name))
+        retry_commit("build the keyword index", self.ensure_fts_index)
+        retry_commit("build the vector index", self._ensure_vector_index)
+
+    def _optimize_table(self, name: str) -> None:
+        table = self._open(name)
         if table is not None:
-            self.ensure_fts_index(table)
+            table.optimize()
+
+    def _ensure_vector_index(self) -> None:
+        table = self.chunks
         if (
             table is not None
             and table.count_rows() >= VECTOR_INDEX_MIN_ROWS
@@ -219,6 +314,8 @@ class Store:
         return any(ix.index_type == "FTS" and ix.columns == [SEARCH_TEXT] for ix in table.list_indices())
 
     def ensure_fts_index(self, table: Any | None = None) -> None:
+        """Build the keyword index when missing. Not retried here: optimize() and keyword_search()
+        retry it whole, re-reading the table, so a writer that built it meanwhile is seen."""
         table = table if table is not None else self.chunks
         if table is None:
             return
@@ -242,7 +339,7 @@ class Store:
             if version is None:
                 self.db.drop_table(name)
             else:
-                table.restore(version)
+                retry_commit("undo", lambda name=name, version=version: self._open(name).restore(version))
 
     # Reads -------------------------------------------------------------------------------------
 
@@ -391,7 +488,7 @@ class Store:
         try:
             if SEARCH_TEXT not in table.schema.names:
                 # A table from before keyword search: upgrade it once (column + index).
-                self.ensure_fts_index(table)
+                retry_commit("build the keyword index", self.ensure_fts_index)
                 table = self.chunks
             query = table.search(MatchQuery(text, SEARCH_TEXT), query_type="fts").limit(limit)
             if collections:
@@ -399,6 +496,10 @@ class Store:
             return query.select([*_payload_columns(table), "vector", "_score"]).to_list()
         except Exception as exc:  # LanceDB raises ValueError/RuntimeError/OSError variously
             raise KeywordSearchError(f"keyword search failed: {exc}") from exc
+
+
+# Rounds of write-then-read-back in replace_posts before giving up on posts other writers keep replacing.
+_VERIFY_ROUNDS = 5
 
 
 def _payload_columns(table: Any) -> list[str]:

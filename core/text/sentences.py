@@ -10,8 +10,10 @@ import re
 
 import simplemma
 
-# Inline tags written by the parsers; chunking keeps them verbatim and never cuts through one.
-TAG_RE = re.compile(r"\[(?:REF|IMAGE):[^\]]*\]")
+# Inline tags written by the parsers; chunking keeps them verbatim and never cuts through one. A tag
+# holds no "[" (as the parsers' own, core/parse/clean.py): with "[^\]]*" every unclosed "[REF:" scanned
+# to the end of the text, quadratic in a long one.
+TAG_RE = re.compile(r"\[(?:REF|IMAGE):[^\[\]]*\]")
 
 # simplemma's English splitter knows a few abbreviations (Dr., e.g., U.S., Mr., …); these are others
 # common in essays. A "sentence" ending in one of them is glued to the next. Left out on purpose,
@@ -21,6 +23,7 @@ _EXTRA_ABBREVIATIONS = frozenset(
     | {"op", "pp", "prof", "rev", "sr", "vol", "vols", "viz"}
 )
 _LAST_WORD_RE = re.compile(r"([\w.]+)\.$")
+_TAIL = 40  # longer than any abbreviation; the match must still start at a word start within it
 
 
 def split_sentences(text: str, lang: str = "en") -> list[str]:
@@ -51,5 +54,6 @@ def sentence_spans(text: str, lang: str = "en") -> list[tuple[int, int]]:
 
 
 def _ends_with_abbreviation(sentence: str) -> bool:
-    match = _LAST_WORD_RE.search(sentence)
+    # Only the tail: searching a whole long run of word characters for "…\.$" is quadratic.
+    match = _LAST_WORD_RE.search(sentence[-_TAIL:])
     return bool(match) and match.group(1).lower() in _EXTRA_ABBREVIATIONS

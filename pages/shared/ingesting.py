@@ -45,6 +45,7 @@ def run_ingestion(
     settings: Settings,
     *,
     errors: Sequence[ParseError] = (),
+    warnings: Sequence[ParseError] = (),
     force: bool = False,
     label: str = "ingestion",
     llm: Any = None,
@@ -77,6 +78,7 @@ def run_ingestion(
                 embedder=embedder,
                 progress=progress,
                 errors=errors,
+                warnings=warnings,
                 force=force,
                 llm=llm,
             )
@@ -107,13 +109,16 @@ def show_report(report: IngestReport) -> None:
         col.metric(name, value)
     for error in report.errors:
         st.warning(f"{md_escape(error.source)}: {md_escape(error.message)}")
+    for warning in report.warnings:
+        st.info(f"{md_escape(warning.source)}: {md_escape(warning.message)}")
     for outcome in report.outcomes:
         if outcome.status == "failed":
             st.warning(f"{md_escape(outcome.source or outcome.post_id)}: {md_escape(outcome.message)}")
 
 
 def parse_uploads(files: Iterable[tuple[str, bytes]], collection: str | None = None) -> ParseResult:
-    """Parse uploaded files (name, bytes); a bad file becomes a ParseError, the others are still read."""
+    """Parse uploaded files (name, bytes); a bad file becomes a ParseError, the others are still read
+    (each in the reader process, within its time limit: core/parse/isolate.py)."""
     result = ParseResult()
     for name, data in files:
         try:
@@ -121,8 +126,7 @@ def parse_uploads(files: Iterable[tuple[str, bytes]], collection: str | None = N
         except Exception as exc:
             result.errors.append(ParseError(name, f"could not be read: {exc}"))
             continue
-        result.posts.extend(parsed.posts)
-        result.errors.extend(parsed.errors)
+        result.extend(parsed)
     return result
 
 

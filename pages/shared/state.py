@@ -18,7 +18,7 @@ import streamlit as st
 from core.config import ConfigError, Settings
 from core.embed import Embedder, EmbedError, embedder_for_store
 from core.llm import LLMError, describe_llm
-from core.serve import DEFAULT_QUESTIONS_PER_MINUTE, PasswordGate, RateLimiter
+from core.serve import DEFAULT_QUESTIONS_PER_MINUTE, LoginThrottle, PasswordGate, RateLimiter
 from core.store import Store, StoreError
 from pages.shared.text import md_escape
 
@@ -175,10 +175,34 @@ def sidebar_status(settings: Settings) -> None:
 # Owner gate and rate limit ----------------------------------------------------------------------------
 
 
+@st.cache_resource(show_spinner=False)
+def _login_throttle(password_digest: str) -> LoginThrottle:
+    return LoginThrottle()
+
+
+def login_throttle() -> LoginThrottle:
+    """The server process's count of wrong owner passwords (all sessions; a new password starts afresh)."""
+    return _login_throttle(hashlib.sha256((admin_password() or "").encode()).hexdigest())
+
+
+def client_address() -> str | None:
+    """The browser's address as Streamlit sees it (None on this machine). Behind a reverse proxy on
+    127.0.0.1, uvicorn takes it from X-Forwarded-For; spoofable there, hence the overall count too."""
+    try:
+        address = st.context.ip_address
+    except Exception:  # no script run context (bare mode)
+        return None
+    return address if isinstance(address, str) and address else None  # (AppTest gives a mock)
+
+
 def gate() -> PasswordGate:
+    """This session's owner gate; its wrong passwords are counted server-side by client address, so a
+    reload (a new session) keeps the lock."""
     if GATE_KEY not in st.session_state:
-        st.session_state[GATE_KEY] = PasswordGate()
-    return st.session_state[GATE_KEY]
+        st.session_state[GATE_KEY] = PasswordGate(throttle=login_throttle())
+    current = st.session_state[GATE_KEY]
+    current.client = client_address()
+    return current
 
 
 def owner_unlocked() -> bool:
