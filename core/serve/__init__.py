@@ -1,7 +1,19 @@
-"""Serving readers safely: the owner's password gate and the per-session question rate limit."""
+"""Serving readers safely: the owner's password gate and the per-session question rate limit (guard), the
+line for model-written answers with its time limit and cancellation (admission), and the chat's
+conversations kept across reloads (conversations)."""
 
 from __future__ import annotations
 
+from core.serve.admission import AnswerGate, AnswerRefused, AnswerStopped, GateStatus, Ticket
 from core.serve.guard import DEFAULT_QUESTIONS_PER_MINUTE, PasswordGate, RateLimiter
 
-__all__ = ["DEFAULT_QUESTIONS_PER_MINUTE", "PasswordGate", "RateLimiter"]
+__all__ = [
+    "DEFAULT_QUESTIONS_PER_MINUTE",
+    "AnswerGate",
+    "AnswerRefused",
+    "AnswerStopped",
+    "GateStatus",
+    "PasswordGate",
+    "RateLimiter",
+    "Ticket",
+]
