@@ -224,3 +224,27 @@ def test_ask_answers_with_the_builtin_model_and_cites_posts(corpus, tmp_path):
     if judged:
         expected = sum(g["supported"] for g in judged) / len(judged)
         assert grounding["supported_fraction"] == pytest.approx(expected, abs=1e-4)  # JSON keeps 4 places
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "{q}"],
+        ["search", "{q}", "--json"],
+        ["route", "{q}"],
+        ["posts", "--about", "{q}"],
+    ],
+)
+def test_questions_over_the_limit_are_refused_before_any_work(tmp_path, monkeypatch, args):
+    db = tmp_path / "never-created"
+    long = "why? " * 4000  # 20,000 characters, as a reader once pasted
+    result = run(*[a.replace("{q}", long) for a in args], data_dir=db)
+    assert result.exit_code == 2, result.output
+    assert "This question is 19,999 characters long, and questions are limited to 1,000" in result.output
+    assert "max_question_chars" in result.output
+    assert not db.exists()  # nothing was opened, embedded or searched
+    empty = run(*[a.replace("{q}", "   ") for a in args], data_dir=db)
+    assert empty.exit_code == 2 and "The question is empty" in empty.output
+    monkeypatch.setenv("INKWELL_MAX_QUESTION_CHARS", "20")
+    short = run(*[a.replace("{q}", "a question of 21 char") for a in args], data_dir=db)
+    assert "21 characters long, and questions are limited to 20" in short.output
