@@ -5,15 +5,27 @@ conversations kept across reloads (conversations)."""
 from __future__ import annotations
 
 from core.serve.admission import AnswerGate, AnswerRefused, AnswerStopped, GateStatus, Ticket
+from core.serve.conversations import (
+    URL_PARAM,
+    ConversationError,
+    Conversations,
+    is_conversation_id,
+    new_conversation_id,
+)
 from core.serve.guard import DEFAULT_QUESTIONS_PER_MINUTE, PasswordGate, RateLimiter
 
 __all__ = [
     "DEFAULT_QUESTIONS_PER_MINUTE",
+    "URL_PARAM",
     "AnswerGate",
     "AnswerRefused",
     "AnswerStopped",
+    "ConversationError",
+    "Conversations",
     "GateStatus",
     "PasswordGate",
     "RateLimiter",
     "Ticket",
+    "is_conversation_id",
+    "new_conversation_id",
 ]
