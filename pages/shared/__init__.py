@@ -26,8 +26,8 @@ from pages.shared.state import (
     show_flash,
     sidebar_status,
 )
-from pages.shared.tables import chunks_frame, column_config, explain, hits_frame, table_key
-from pages.shared.text import md_escape, safe_answer, safe_answer_stream
+from pages.shared.tables import chunks_frame, column_config, explain, header_width, hits_frame, table_key
+from pages.shared.text import md_escape, plural, safe_answer, safe_answer_stream
 
 __all__ = [
     "KNOWN_ERRORS",
@@ -39,11 +39,13 @@ __all__ = [
     "flash",
     "get_embedder_cached",
     "get_store",
+    "header_width",
     "hits_frame",
     "keep_advanced_state",
     "limiter",
     "md_escape",
     "parse_uploads",
+    "plural",
     "remember_undo",
     "require_owner",
     "rewrite_frame",
