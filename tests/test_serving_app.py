@@ -28,7 +28,8 @@ def line_script() -> None:
 
     settings = Settings.load()
     gate = shared.answer_gate(settings)
-    with gate.enter(owner="reader", alive=shared.session_alive()) as ticket:
+    st.session_state["owner"] = shared.owner_key()
+    with gate.enter(owner=shared.owner_key(), alive=shared.session_alive()) as ticket:
         st.session_state["first_place"] = shared.show_place_in_line(ticket)
         st.write_stream(ticket.stream(iter(["An ", "answer."])))
 
@@ -47,6 +48,7 @@ def test_a_reader_waits_in_line_then_is_answered(data_dir, monkeypatch):
     assert gate.status().running == 0 and gate.status().waiting == 0
     again = AppTest.from_function(line_script, default_timeout=30).run()  # a free slot: no wait
     assert again.session_state["first_place"] == 0
+    assert at.session_state["owner"].startswith("session:")  # no conversation in the URL: the session
 
 
 def test_place_in_line_wording():
@@ -63,6 +65,7 @@ def chat_script() -> None:
     settings = Settings.load()
     store = shared.conversations(settings)
     cid = shared.conversation_id()
+    st.session_state["owner"] = shared.owner_key()
     messages = st.session_state.setdefault("messages", store.load(cid))
     question = st.chat_input("Ask")
     if question:
@@ -86,6 +89,7 @@ def test_a_conversation_comes_back_after_a_reload_and_clear_deletes_it(data_dir)
     cid = at.query_params[URL_PARAM]
     cid = cid[0] if isinstance(cid, list) else cid
     assert len(cid) == 32
+    assert at.run().session_state["owner"] == cid  # the conversation owns the answers from now on
 
     reloaded = AppTest.from_function(chat_script, default_timeout=30)  # a new session, same URL
     reloaded.query_params[URL_PARAM] = cid

@@ -5,7 +5,7 @@ conversation kept under the id in the URL.
 The chat page, for a generated answer (retrieval and extractive answers skip the line):
 
     gate = shared.answer_gate(settings)
-    with gate.enter(owner=conversation, alive=shared.session_alive()) as ticket:
+    with gate.enter(owner=shared.owner_key(), alive=shared.session_alive()) as ticket:
         shared.show_place_in_line(ticket)
         st.write_stream(shared.safe_answer_stream(ticket.stream(stream)))
 """
@@ -49,6 +49,18 @@ def session_alive() -> Callable[[], bool]:
         return lambda: True
     instance, session_id = runtime.get_instance(), ctx.session_id
     return lambda: instance.is_active_session(session_id)
+
+
+def owner_key() -> str:
+    """Whose answer this is, for `gate.enter(owner=...)`: the conversation id in the URL (so a reader who
+    reloads and asks again stops their old answer), else this browser session."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    cid = conversation_id()
+    if cid:
+        return cid
+    ctx = get_script_run_ctx()
+    return f"session:{ctx.session_id}" if ctx is not None else "session:-"
 
 
 def place_in_line_message(place: int) -> str:
