@@ -11,6 +11,10 @@ prints, per reader count:
   round's wall time;
 - errors: an error or exception shown, no answer, a dropped connection or no answer within --timeout.
 
+With --long-question, one more reader pastes a 20,000-character question at the same moment in every
+round (as a reader once did); it is left out of the row's figures, which then show whether it delayed
+the others, and its own outcome is printed below the table (refused, or how long it took).
+
 The one-reader row is the baseline of the same run. One warm-up question first (the embedder loads and
 the built-in llama.cpp server starts on the first question; not counted). Every question asked in a run
 is a different one (the 15 demo questions, then their German, French and Turkish versions: 60), because
@@ -26,6 +30,7 @@ taking the 2 CPU cores the app needs. Figures, not asserts.
     python bench/load.py --readers 1,8 --env INKWELL_BUILTIN_SLOTS=1   # e.g. compare with one slot
     python bench/load.py --answer-mode extractive          # once the app has the answer_mode setting
     python bench/load.py --url http://127.0.0.1:8501       # an app that is already running
+    python bench/load.py --readers 1,8 --long-question     # plus one reader pasting 20,000 characters
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EVAL = ROOT / "data" / "demo" / "eval"
 QUESTION_FILES = ["queries.jsonl", "queries_de.jsonl", "queries_fr.jsonl", "queries_tr.jsonl"]
 WARM_UP = "What is this blog about?"  # not one of the measured questions
+LONG_QUESTION = ("Why did you start the blog? " * 715)[:20_000]
 AUTHOR = ("Mara Quill", "a furniture maker in Wickham Hollow, Vermont, who left software to work with wood")
 STARTUP_TIMEOUT = 120.0  # s until /_stcore/health answers
 PAGE_TIMEOUT = 300.0  # s for a session's first page run
@@ -302,7 +308,8 @@ def demo_questions() -> list[str]:
 
 
 async def one_round(url: str, questions: list[str], timeout: float) -> tuple[list[Result], float]:
-    """One session per question, opened first (not timed), then every one asks at the same moment."""
+    """One session per question, opened first (not timed), then every one asks at the same moment.
+    Results in the questions' order."""
     sessions = [Reader(url, i) for i in range(len(questions))]
     await asyncio.gather(*(s.open() for s in sessions))
     started = time.monotonic()
@@ -311,6 +318,15 @@ async def one_round(url: str, questions: list[str], timeout: float) -> tuple[lis
     finally:
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
     return list(results), time.monotonic() - started
+
+
+def describe_long(result: Result) -> str:
+    """What became of the 20,000-character question: refused (and how fast), answered, or failed."""
+    if result.warnings and result.first_word is None:
+        return f"refused: {result.warnings[0][:120]}"
+    if result.error:
+        return f"failed: {result.error[:120]}"
+    return f"answered: first word after {result.first_word:.1f} s, whole answer {result.done:.1f} s"
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -366,6 +382,10 @@ def print_table(rows: list[dict]) -> None:
             f"{row['errors']} |"
         )
     for row in rows:
+        if "long_question" in row:
+            print(
+                f"\n{row['mode']}, {row['readers']} readers + one 20,000-character question: {row['long_question']}"
+            )
         for example in row["error_examples"]:
             print(f"  {row['mode']}, {row['readers']} readers: {example}", file=sys.stderr)
 
@@ -381,6 +401,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900.0, help="Seconds for one answer (900).")
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the app (repeatable).")
     parser.add_argument("--json", type=Path, help="Also write the rows to this JSON file.")
+    parser.add_argument(
+        "--long-question", action="store_true", help="Plus one reader pasting 20,000 characters each round."
+    )
     args = parser.parse_args()
     counts = [int(n) for n in args.readers.split(",") if n.strip()]
     modes = args.answer_mode or ["generative"]
@@ -420,8 +443,11 @@ def main() -> None:
                     print(f"[{mode}] {readers} readers at once…", file=sys.stderr)
                     questions = [pool[(asked + i) % len(pool)] for i in range(readers)]
                     asked += readers
-                    results, wall = asyncio.run(one_round(url, questions, args.timeout))
-                    rows.append(summary(mode, readers, results, wall))
+                    extra = [LONG_QUESTION] if args.long_question else []
+                    results, wall = asyncio.run(one_round(url, questions + extra, args.timeout))
+                    rows.append(summary(mode, readers, results[:readers], wall))
+                    if extra:
+                        rows[-1]["long_question"] = describe_long(results[-1])
                     print(json.dumps(rows[-1]), file=sys.stderr)
     print_table(rows)
     if args.json:
