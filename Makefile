@@ -7,7 +7,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install browser run test lint bench bench-demo bench-writers demo clean
+.PHONY: install browser run test lint bench bench-demo bench-writers bench-load demo clean
 
 install: $(STAMP)
 
@@ -70,6 +70,11 @@ bench-demo: install
 	$(BIN)/python bench/routing.py
 	$(BIN)/python bench/posts.py
 	$(BIN)/python bench/multilingual.py --no-llm
+
+# Many readers at once against a running app (bench/load.py): time to first word for 1, 8 and 32
+# readers, answers per minute, errors. Long on 2 cores: every generated answer reads its prompt.
+bench-load: install
+	$(BIN)/python bench/load.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -30,6 +30,8 @@ POST_SCORINGS = ("combined", "retrieval", "post", "chunk")  # core/search/posts.
 # core/answer/release.py: "check" shows every answer sentence and lists the ones the grounding check
 # cannot support; "strict" leaves those out of the answer before the reader sees it.
 GROUNDINGS = ("check", "strict")
+MAX_BUILTIN_SLOTS = 64
+REMOTE_ANSWER_CONCURRENCY = 16  # answers generated at once with OpenAI or a compatible server
 
 # Variables that keep their conventional names instead of INKWELL_*.
 _ENV_ALIASES = {"openai_api_key": "OPENAI_API_KEY", "openai_base_url": "OPENAI_BASE_URL"}
@@ -73,6 +75,24 @@ class Settings:
     # "check" (answer sentences the excerpts do not support are listed under the answer) or "strict"
     # (they are left out of the answer; core/answer/release.py).
     grounding: str = "check"
+
+    # Serving many readers (core/serve/, core/llm/builtin.py). The built-in server runs `builtin_slots`
+    # answers at once (llama.cpp slots, continuous batching), each slot with its own `local_context`
+    # tokens of KV cache (~23 KB a token for SmolLM2-135M: 4 x 8,192 tokens ~ 750 MB). The app generates
+    # at most `answer_concurrency` answers at once (0: the built-in model's slots, else
+    # REMOTE_ANSWER_CONCURRENCY); further readers wait in line (at most `answer_queue_limit` of them), and
+    # an answer is stopped after `answer_time_limit` seconds. A question longer than `max_question_chars`
+    # is refused before any work (0: no limit).
+    builtin_slots: int = 4
+    answer_concurrency: int = 0
+    answer_queue_limit: int = 64
+    answer_time_limit: float = 120.0
+    max_question_chars: int = 1000
+
+    # Conversations (core/serve/conversations.py): the chat's turns kept in <data dir>/conversations.sqlite
+    # so a reload restores them, for `conversation_hours` after the last question; off: none are kept.
+    keep_conversations: bool = True
+    conversation_hours: float = 24.0
 
     # Optional LLM preparation at ingest (core/prepare/): the model (empty: chat_model), how many
     # posts are prepared at once, and the most prompt tokens (tiktoken) one request may carry
@@ -178,6 +198,24 @@ class Settings:
             raise ConfigError(f"llm_concurrency must be >= 1, not {self.llm_concurrency}")
         if not 0 <= self.fixed_overlap < self.fixed_chars:
             raise ConfigError("fixed_overlap must be >= 0 and smaller than fixed_chars")
+        if not 1 <= self.builtin_slots <= MAX_BUILTIN_SLOTS:
+            raise ConfigError(
+                f"builtin_slots must be between 1 and {MAX_BUILTIN_SLOTS}, not {self.builtin_slots}"
+            )
+        if self.local_context < 512:
+            raise ConfigError(f"local_context must be >= 512 tokens, not {self.local_context}")
+        if self.answer_concurrency < 0:
+            raise ConfigError(
+                f"answer_concurrency must be >= 0 (0: as many as the model serves), not {self.answer_concurrency}"
+            )
+        if self.answer_queue_limit < 0:
+            raise ConfigError(f"answer_queue_limit must be >= 0, not {self.answer_queue_limit}")
+        if not self.answer_time_limit > 0:
+            raise ConfigError(f"answer_time_limit must be > 0 seconds, not {self.answer_time_limit}")
+        if self.max_question_chars < 0:
+            raise ConfigError(f"max_question_chars must be >= 0 (0: no limit), not {self.max_question_chars}")
+        if not self.conversation_hours > 0:
+            raise ConfigError(f"conversation_hours must be > 0, not {self.conversation_hours}")
 
     # Derived choices -----------------------------------------------------------------------------
 
@@ -185,6 +223,13 @@ class Settings:
     def uses_builtin_llm(self) -> bool:
         """True when no OpenAI key or compatible server is configured: the bundled model answers."""
         return not (self.openai_api_key or self.openai_base_url)
+
+    @property
+    def effective_answer_concurrency(self) -> int:
+        """Answers generated at once by one app process: `answer_concurrency`, else what the model serves."""
+        if self.answer_concurrency:
+            return self.answer_concurrency
+        return self.builtin_slots if self.uses_builtin_llm else REMOTE_ANSWER_CONCURRENCY
 
     @property
     def effective_chat_model(self) -> str:

@@ -85,7 +85,8 @@ def pick_set() -> QuerySet | None:
 
 
 def pick_configs() -> tuple[list, int]:
-    col_mode, col_fusion, col_rerank, col_size, col_k = st.columns([3, 2, 3, 3, 1])
+    # Wide enough for a chosen value's chip to be read ("score", not "sco…").
+    col_mode, col_fusion, col_rerank, col_size, col_k = st.columns([4, 3, 3, 3, 1])
     modes = col_mode.multiselect("Retrieval", RETRIEVAL_MODES, default=["dense", "hybrid"], key="eval_modes")
     fusions = col_fusion.multiselect(
         "Hybrid fusion",
@@ -178,14 +179,43 @@ def show(comparison: Comparison) -> None:
     )
 
 
+# The tables' keys stay as in the downloads (recall@10, latency_p50_ms, "dense · ndcg@10"); the headers
+# read as the caption above them does.
+HEADER_WORDS = {
+    "mrr@": "MRR@",
+    "ndcg@": "nDCG@",
+    "evidence_hit@": "evidence hit@",
+    "latency_p50_ms": "latency p50 (ms)",
+    "latency_p95_ms": "latency p95 (ms)",
+}
+TEXT_COLUMNS = {"query": "large", "relevant": "medium"}
+
+
+def header(column: str) -> str:
+    """A readable header for a summary or per-query column: 'nDCG@10', 'latency p50 (ms)', 'dense · MRR@10'."""
+    if column == "evidence":
+        return "quotes"  # how many evidence quotes the query has
+    for key, words in HEADER_WORDS.items():
+        column = column.replace(key, words)
+    return column
+
+
 def number_columns(frame: pd.DataFrame) -> dict:
-    """Three decimals for metrics and ratios, one for milliseconds."""
+    """Readable headers, shown in full; three decimals for metrics and ratios, one for milliseconds."""
+    cc = st.column_config
     config = {}
     for column in frame.columns:
-        if column.endswith("_ms"):
-            config[column] = st.column_config.NumberColumn(column, format="%.1f")
+        label = header(column)
+        if column in TEXT_COLUMNS:
+            config[column] = cc.TextColumn(label, width=TEXT_COLUMNS[column])
+        elif column.endswith(" · found"):
+            config[column] = cc.TextColumn(label, width="medium")
+        elif column.endswith("_ms"):
+            config[column] = cc.NumberColumn(label, format="%.1f", width=shared.header_width(label))
         elif pd.api.types.is_float_dtype(frame[column]):
-            config[column] = st.column_config.NumberColumn(column, format="%.3f")
+            config[column] = cc.NumberColumn(label, format="%.3f", width=shared.header_width(label))
+        else:
+            config[column] = cc.Column(label, width=shared.header_width(label))
     return config
 
 

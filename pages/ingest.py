@@ -31,6 +31,7 @@ PENDING = "rewrite_pending"  # session state: scope ("paste", "upload", "stored"
 
 settings = shared.base_settings()
 md = shared.md_escape
+plural = shared.plural
 
 st.title("Ingest posts")
 shared.show_flash()
@@ -79,7 +80,7 @@ def review_rewrites(posts: list, scope: str) -> tuple[dict[str, bool], bool]:
     keys = [review_key(p) for p in posts]
     missing = [p for p, k in zip(posts, keys, strict=True) if k not in reviews]
     if missing:
-        with st.spinner(f"Asking the model for rewrites of {len(missing)} post(s)…"):
+        with st.spinner(f"Asking the model for rewrites of {plural(len(missing), 'post')}…"):
             for post, proposal in zip(missing, preview_rewrites(missing, settings, llm_options), strict=True):
                 reviews[review_key(post)] = proposal
     st.session_state.setdefault(PENDING, {})[scope] = keys
@@ -109,7 +110,9 @@ def show_reviews(scope: str) -> None:
         if not proposal.changes:
             st.caption(f"{md(proposal.title)}: no sentence needs rewriting.")
             continue
-        with st.expander(f"{md(proposal.title)}: {proposal.changed} sentence(s) rewritten", expanded=True):
+        with st.expander(
+            f"{md(proposal.title)}: {plural(proposal.changed, 'sentence')} rewritten", expanded=True
+        ):
             st.checkbox("Accept this rewrite", value=True, key=f"accept_{key}")
             st.table(shared.rewrite_frame(proposal).set_index("¶"))  # static: long sentences wrap
             for note in proposal.notes:
@@ -166,7 +169,7 @@ def preview(posts: list, scope: str = "paste") -> None:
             continue
         if prep is not None and prep.note:
             st.caption(f"{md(post.title)} (LLM {md(prep.status)}): {md(prep.note)}")
-        label = f"{md(post.title)} · {md(post.collection)} · {len(chunks)} chunks"
+        label = f"{md(post.title)} · {md(post.collection)} · {plural(len(chunks), 'chunk')}"
         with st.expander(label, expanded=len(posts) == 1):
             st.caption(
                 f"id {md(post.post_id)} · from {md(post.source)}"
@@ -221,15 +224,26 @@ with upload_tab:
     )
     if files:
         parsed = shared.parse_uploads([(f.name, f.getvalue()) for f in files], upload_collection.strip())
-        st.caption(f"{len(files)} files → {len(parsed.posts)} posts, {len(parsed.errors)} problems.")
+        st.caption(
+            f"{plural(len(files), 'file')} → {plural(len(parsed.posts), 'post')}, "
+            f"{plural(len(parsed.errors), 'problem')}."
+        )
         for error in parsed.errors:
             st.warning(f"{md(error.source)}: {md(error.message)}")
         for warning in parsed.warnings:
             st.info(f"{md(warning.source)}: {md(warning.message)}")
+        nothing = not parsed.posts  # every file failed: nothing to preview or ingest
         col_preview, col_ingest = st.columns(2)
-        upload_preview = col_preview.button("Preview chunks", key="upload_preview", width="stretch")
+        upload_preview = col_preview.button(
+            "Preview chunks", key="upload_preview", width="stretch", disabled=nothing
+        )
         upload_ingest = col_ingest.button(
-            f"Ingest {len(parsed.posts)} posts", key="upload_ingest", type="primary", width="stretch"
+            f"Ingest {plural(len(parsed.posts), 'post')}",
+            key="upload_ingest",
+            type="primary",
+            width="stretch",
+            disabled=nothing,
+            help="No file holds a post that can be ingested." if nothing else None,
         )
         if upload_preview:
             preview(parsed.posts, "upload")
@@ -239,7 +253,7 @@ with upload_tab:
                 "upload",
                 errors=parsed.errors,
                 warnings=parsed.warnings,
-                label=f"ingest of {len(files)} files",
+                label=f"ingest of {plural(len(files), 'file')}",
             )
             if report is not None:
                 show(report)
@@ -270,7 +284,9 @@ with posts_tab:
             column_config={"n_chunks": st.column_config.NumberColumn("chunks")},
         )
         selected = [rows[i]["post_id"] for i in table.selection.rows if i < len(rows)]
-        st.caption(f"{len(rows)} posts; select rows to delete or re-ingest them ({len(selected)} selected).")
+        st.caption(
+            f"{plural(len(rows), 'post')}; select rows to delete or re-ingest them ({len(selected)} selected)."
+        )
         col_delete, col_reingest = st.columns(2)
         if col_delete.button("Delete selected", key="delete_posts", disabled=not selected, width="stretch"):
             before = store.versions()
@@ -279,8 +295,8 @@ with posts_tab:
             except shared.KNOWN_ERRORS as exc:
                 st.error(f"Delete failed: {md(exc)}")
             else:
-                shared.remember_undo(store, before, f"deletion of {deleted} posts")
-                shared.flash(f"Deleted {deleted} posts.")
+                shared.remember_undo(store, before, f"deletion of {plural(deleted, 'post')}")
+                shared.flash(f"Deleted {plural(deleted, 'post')}.")
                 st.rerun()
         if col_reingest.button(
             "Re-ingest selected",
@@ -293,7 +309,9 @@ with posts_tab:
             for reason in skipped:
                 st.warning(f"Skipped {md(reason)}")
             if posts:
-                report = ingest(posts, "stored", force=True, label=f"re-ingest of {len(posts)} posts")
+                report = ingest(
+                    posts, "stored", force=True, label=f"re-ingest of {plural(len(posts), 'post')}"
+                )
                 if report is not None:
                     show(report)
         show_reviews("stored")

@@ -155,7 +155,7 @@ def browse() -> None:
         st.info("There are no chunks yet: ingest some posts first.")
         return
     shown = filter_chunks(chunks)
-    st.caption(f"{len(shown)} of {len(chunks)} chunks. Select a row to see the whole chunk.")
+    st.caption(f"{len(shown)} of {shared.plural(len(chunks), 'chunk')}. Select a row to see the whole chunk.")
     event = st.dataframe(
         shown[SHOWN],
         hide_index=True,
@@ -289,20 +289,29 @@ def with_scores(frame: pd.DataFrame, candidates: list) -> pd.DataFrame:
 
 def query_columns() -> dict:
     cc = st.column_config
+    fit = shared.header_width
     return {
         **shared.column_config(),
         "dense rank": cc.NumberColumn(
-            "dense rank", width="small", help="Rank in the dense (embedding) search"
+            "dense rank", width=fit("dense rank"), help="Rank in the dense (embedding) search"
         ),
         "dense relevance": cc.NumberColumn(
-            "dense relevance", format="%.3f", width="small", help="1 − cosine distance to the question"
+            "dense relevance",
+            format="%.3f",
+            width=fit("dense relevance"),
+            help="1 − cosine distance to the question",
         ),
-        "keyword rank": cc.NumberColumn("keyword rank", width="small", help="Rank in the keyword search"),
+        "keyword rank": cc.NumberColumn(
+            "keyword rank", width=fit("keyword rank"), help="Rank in the keyword search"
+        ),
         "keyword BM25": cc.NumberColumn(
-            "keyword BM25", format="%.2f", width="small", help="BM25 score of the keyword match"
+            "keyword BM25", format="%.2f", width=fit("keyword BM25"), help="BM25 score of the keyword match"
         ),
         "rerank": cc.NumberColumn(
-            "rerank", format="%.3f", width="small", help="The reranker's 0..1 judgement (INKWELL_RERANKER)"
+            "rerank",
+            format="%.3f",
+            width=fit("rerank"),
+            help="The reranker's 0..1 judgement (INKWELL_RERANKER)",
         ),
     }
 
@@ -371,16 +380,20 @@ def posts_frame(matches: list) -> pd.DataFrame:
 
 def posts_columns() -> dict:
     cc = st.column_config
+    fit = shared.header_width
     return {
         **shared.column_config(),
-        "date": cc.TextColumn("date", width="small"),
+        "date": cc.TextColumn("date", width=fit("2024-07-14")),  # the values are the widest here
         "post similarity": cc.NumberColumn(
-            "post similarity", format="%.3f", width="small", help="Cosine of the post vector and the question"
+            "post similarity",
+            format="%.3f",
+            width=fit("post similarity"),
+            help="Cosine of the post vector and the question",
         ),
         "best chunk": cc.NumberColumn(
-            "best chunk", format="%.3f", width="small", help="Relevance of the post's best chunk"
+            "best chunk", format="%.3f", width=fit("best chunk"), help="Relevance of the post's best chunk"
         ),
-        "chunks": cc.NumberColumn("chunks", width="small"),
+        "chunks": cc.NumberColumn("chunks", width=fit("chunks")),
         "text": cc.TextColumn("best passage", width="large"),
     }
 

@@ -13,7 +13,8 @@ headers are exercised for real. Script the replies in order; every request is re
 A request with no scripted reply left goes to `server.responder` when one is set (a function of the
 request's JSON body returning a Reply: for replies that depend on the request, e.g. under concurrency),
 else gets `server.default` (a 400 that says so, which the client does not retry), so unexpected calls
-fail loudly instead of hanging. `server.max_in_flight` is the most requests it was handling at once.
+fail loudly instead of hanging. `server.max_in_flight` is the most requests it was handling at once;
+`server.dropped` counts streams whose client hung up before the end (see `Reply.pause`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import select
+import socket
 import struct
 import sys
 import threading
@@ -53,6 +56,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     finish_reason: str = "stop"
+    pause: float = 0.0
 
 
 @dataclass
@@ -190,6 +194,7 @@ class ScriptedOpenAIServer:
         self.responder: Callable[[dict], Reply] | None = None
         self.in_flight = 0
         self.max_in_flight = 0
+        self.dropped = 0
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -384,11 +389,30 @@ def _make_handler(server: ScriptedOpenAIServer) -> Callable[..., BaseHTTPRequest
             for name, value in reply.headers.items():
                 self.send_header(name, value)
             self.end_headers()
-            for event in [*(f"data: {json.dumps(e)}\n\n" for e in events), "data: [DONE]\n\n"]:
+            for i, event in enumerate([*(f"data: {json.dumps(e)}\n\n" for e in events), "data: [DONE]\n\n"]):
                 data = event.encode()
+                if i == 1 and reply.pause:
+                    end = time.monotonic() + reply.pause
+                    while time.monotonic() < end:  # watching the connection, as llama.cpp does
+                        if server._closing.wait(0.02):
+                            return
+                        if self._client_gone():
+                            with server._lock:
+                                server.dropped += 1
+                            return
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
+
+        def _client_gone(self) -> bool:
+            """The client closed or shut down its end (a read would return nothing)."""
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if not readable:
+                return False
+            try:
+                return self.connection.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                return True
 
     return Handler

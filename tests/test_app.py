@@ -6,6 +6,7 @@ built-in llama.cpp server.
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 
@@ -88,6 +89,22 @@ def select_rows(at: AppTest, table: str, rows: list[int]) -> AppTest:
     return at.run()
 
 
+def headers(table) -> dict[str, tuple[str, object]]:
+    """A shown st.dataframe's columns: (header label, width) as sent to the browser."""
+    return {
+        name: (c.get("label", name), c.get("width")) for name, c in json.loads(table.proto.columns).items()
+    }
+
+
+def assert_headers_fit(table, columns) -> None:
+    """These columns' headers are shown in full: a width in pixels that fits the label (Streamlit cuts a
+    header to its column, e.g. "dense ran…" in a "small" column)."""
+    shown_headers = headers(table)
+    for column in columns:
+        label, width = shown_headers[column]
+        assert isinstance(width, int) and width >= shared.header_width(label), (column, label, width)
+
+
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -153,7 +170,7 @@ def test_paste_preview_ingest_and_undo(data_dir):
     assert metrics(at)["New"] == "1" and metrics(at)["Failed"] == "0"
     chunks = int(metrics(at)["Chunks embedded"])
     assert chunks >= 1
-    assert counts_caption(at) == f"**Table:** 1 posts · {chunks} chunks"
+    assert counts_caption(at) == f"**Table:** 1 post · {shared.plural(chunks, 'chunk')}"
 
     # The same text again: unchanged, nothing embedded.
     at.button(key="paste_ingest").click().run()
@@ -184,7 +201,8 @@ def test_upload_many_files_one_bad(data_dir):
         ]
     ).run()
     assert not at.exception
-    assert "3 files → 2 posts, 1 problems." in texts(at.caption)
+    assert "3 files → 2 posts, 1 problem." in texts(at.caption)
+    assert button(at, "Ingest 2 posts").disabled is False
     assert any("broken.json" in w for w in shown(at.warning))
 
     at.text_input(key="upload_collection").input("essays").run()
@@ -197,6 +215,31 @@ def test_upload_many_files_one_bad(data_dir):
         ("Swarms", "essays"),
         ("Bread", "essays"),
     }
+
+
+def test_upload_with_no_valid_post_cannot_be_ingested(data_dir):
+    at = open_app("pages/ingest.py")
+    at.file_uploader(key="upload_files").set_value([("broken.json", b"{not json", "application/json")]).run()
+    assert not at.exception
+    assert "1 file → 0 posts, 1 problem." in texts(at.caption)
+    assert button(at, "Ingest 0 posts").disabled
+    assert at.button(key="upload_preview").disabled
+    at.file_uploader(key="upload_files").set_value([("bread.txt", BREAD.encode(), "text/plain")]).run()
+    assert "1 file → 1 post, 0 problems." in texts(at.caption)
+    assert not button(at, "Ingest 1 post").disabled
+
+
+def test_plurals():
+    assert [shared.plural(n, "post") for n in (0, 1, 2, 1000)] == [
+        "0 posts",
+        "1 post",
+        "2 posts",
+        "1,000 posts",
+    ]
+    assert (
+        shared.plural(1, "query", "queries") == "1 query"
+        and shared.plural(3, "query", "queries") == "3 queries"
+    )
 
 
 def test_stored_posts_reingest_and_delete(corpus):
@@ -215,12 +258,12 @@ def test_stored_posts_reingest_and_delete(corpus):
     select_rows(at, "posts_table", [titles.index("Sourdough")])
     button(at, "Delete selected").click().run()
     assert not at.exception
-    assert "Deleted 1 posts." in texts(at.success)
+    assert "Deleted 1 post." in texts(at.success)
     assert {p["post_id"] for p in corpus.list_posts()} == {"bees", "walks"}
     assert counts_caption(at).startswith("**Table:** 2 posts")
     assert button(at, "Delete selected").disabled  # the rows changed, so the selection was dropped
 
-    button(at, "Undo last change (deletion of 1 posts)").click().run()
+    button(at, "Undo last change (deletion of 1 post)").click().run()
     assert {p["post_id"] for p in corpus.list_posts()} == {"bees", "bread", "walks"}
 
 
@@ -291,6 +334,7 @@ def test_inspector_query_mode_shows_every_candidate(corpus):
     assert frame["dense rank"].notna().all() and frame["dense relevance"].between(0, 1).all()
     assert frame["keyword rank"][0] == 1 and frame["keyword BM25"][0] > 0  # "swarm" is in the top chunk
     assert frame["keyword rank"].isna().sum() == frame["keyword BM25"].isna().sum() > 0
+    assert_headers_fit(at.dataframe[0], ["relevance", *why])
     at.selectbox(key="inspect_retrieval_mode").set_value("dense").run()
     dense = at.dataframe[0].value
     assert dense["keyword rank"].isna().all() and list(dense["dense rank"]) == list(range(1, len(dense) + 1))

@@ -290,3 +290,27 @@ def test_ask_says_what_the_author_has_not_written_about(corpus, tmp_path):
         assert 1 <= len(out["suggestions"]) <= 3 and out["relevance_bar"]["answer"] is False
     german = run("ask", "Wer hat die Fußball-Weltmeisterschaft 2018 gewonnen?", "--json", data_dir=db)
     assert json.loads(german.stdout)["answer"].startswith("Darüber habe ich nicht geschrieben")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "{q}"],
+        ["search", "{q}", "--json"],
+        ["route", "{q}"],
+        ["posts", "--about", "{q}"],
+    ],
+)
+def test_questions_over_the_limit_are_refused_before_any_work(tmp_path, monkeypatch, args):
+    db = tmp_path / "never-created"
+    long = "why? " * 4000  # 20,000 characters, as a reader once pasted
+    result = run(*[a.replace("{q}", long) for a in args], data_dir=db)
+    assert result.exit_code == 2, result.output
+    assert "This question is 19,999 characters long, and questions are limited to 1,000" in result.output
+    assert "max_question_chars" in result.output
+    assert not db.exists()  # nothing was opened, embedded or searched
+    empty = run(*[a.replace("{q}", "   ") for a in args], data_dir=db)
+    assert empty.exit_code == 2 and "The question is empty" in empty.output
+    monkeypatch.setenv("INKWELL_MAX_QUESTION_CHARS", "20")
+    short = run(*[a.replace("{q}", "a question of 21 char") for a in args], data_dir=db)
+    assert "21 characters long, and questions are limited to 20" in short.output

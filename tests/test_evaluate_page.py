@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,21 @@ def test_demo_set_runs_two_configurations_side_by_side(data_dir):
         per_query.columns
     )
     assert per_query["hybrid · found"].str.match(r"\d/\d").all()
+    # Readable headers, shown in full (the keys stay as in the downloads).
+    config = {k: v for k, v in json.loads(at.dataframe[0].proto.columns).items()}
+    labels = {
+        key: config[key]["label"] for key in ("ndcg@10", "mrr@10 ×", "evidence_hit@10", "latency_p50_ms")
+    }
+    assert labels == {
+        "ndcg@10": "nDCG@10",
+        "mrr@10 ×": "MRR@10 ×",
+        "evidence_hit@10": "evidence hit@10",
+        "latency_p50_ms": "latency p50 (ms)",
+    }
+    assert [k for k, c in config.items() if not isinstance(c.get("width"), int)] == ["_index"]  # hidden
+    per_query_config = json.loads(at.dataframe[1].proto.columns)
+    assert per_query_config["dense · ndcg@10"]["label"] == "dense · nDCG@10"
+    assert per_query_config["evidence"]["label"] == "quotes"
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Download JSON", "Download CSV (one row per configuration and query)"]
     # The demo set searched a scratch table: the user's table was never created.

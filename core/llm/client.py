@@ -24,6 +24,7 @@ import openai
 from openai import OpenAI
 
 from core.config import Settings
+from core.llm.cancel import abort_response, current_token
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,8 @@ class LLMError(Exception):
     """A chat-model call failed. `str()` is a one-line message for the user; it never contains the key.
 
     `kind` is a short machine tag: "auth", "forbidden", "rate_limit", "quota", "not_found", "bad_request",
-    "context_length", "server", "timeout", "connection", "builtin", "error". `status` is the HTTP status
+    "context_length", "server", "timeout", "connection", "builtin", "cancelled" (stopped through a
+    core.llm.cancel token; the message is the token's reason), "error". `status` is the HTTP status
     when there was one.
     """
 
@@ -305,7 +307,13 @@ def chat(
     response_format: dict | None = None,
     usage: Usage | None = None,
 ) -> str:
-    """One chat completion; returns its text ("" if the model said nothing). `usage` collects tokens."""
+    """One chat completion; returns its text ("" if the model said nothing). `usage` collects tokens.
+
+    Inside a cancelled `core.llm.cancel.cancel_scope`, raises LLMError(kind="cancelled") without calling.
+    """
+    token = current_token()
+    if token is not None and token.cancelled:
+        raise LLMError(token.reason, kind="cancelled")
     client, model = make_client(settings)
     base_url = str(client.base_url)
     try:
@@ -338,15 +346,26 @@ def stream_chat(
 
     Usage is requested (`stream_options.include_usage`) from OpenAI and the built-in server, which both
     support it; other compatible servers send it or not, and we take it when they do.
+
+    Started inside `core.llm.cancel.cancel_scope(token)`, the stream stops when the token is cancelled
+    (from any thread): its connection is shut down, so the server stops generating, and LLMError with
+    kind "cancelled" and the token's reason is raised. Closing the generator also closes the connection.
     """
+    token = current_token()
+    if token is not None and token.cancelled:
+        raise LLMError(token.reason, kind="cancelled")
     client, model = make_client(settings)
     base_url = str(client.base_url)
     args = _request_args(settings, temperature, max_tokens, response_format)
     if settings.uses_builtin_llm or _is_openai(settings):
         args["stream_options"] = {"include_usage": True}
+    forget: Callable[[], None] = lambda: None  # noqa: E731
+    finished = False
     try:
         with client:
             stream = client.chat.completions.create(model=model, messages=messages, stream=True, **args)
+            if token is not None:
+                forget = token.on_cancel(lambda: abort_response(stream.response))
             with stream:
                 for chunk in stream:
                     if usage is not None and getattr(chunk, "usage", None) is not None:
@@ -355,7 +374,18 @@ def stream_chat(
                         delta = choice.delta.content if choice.delta else None
                         if delta:
                             yield delta
-                        if choice.finish_reason and on_finish is not None:
-                            on_finish(choice.finish_reason)  # "length": cut off by max_tokens
-    except openai.OpenAIError as err:
-        raise _fail(err, settings, model, base_url) from None
+                        if choice.finish_reason:
+                            finished = True
+                            if on_finish is not None:
+                                on_finish(choice.finish_reason)  # "length": cut off by max_tokens
+    except Exception as err:
+        # A shut-down socket surfaces as an openai or an httpx error, depending on where the read was.
+        if token is not None and token.cancelled:
+            raise LLMError(token.reason, kind="cancelled") from None
+        if isinstance(err, openai.OpenAIError):
+            raise _fail(err, settings, model, base_url) from None
+        raise
+    finally:
+        forget()
+    if token is not None and token.cancelled and not finished:  # the server ended the cut stream quietly
+        raise LLMError(token.reason, kind="cancelled")

@@ -1,16 +1,19 @@
 """Text utilities every stage shares: token counts (tiktoken, vocabularies shipped in data/tiktoken),
-language detection and sentence splitting.
+language detection, sentence splitting, and the check every reader's question passes (question).
 """
 
 from __future__ import annotations
 
 from core.text.language import LANGUAGE_NAMES, UNDETERMINED, detect_language, language_name
+from core.text.question import QuestionError, check_question
 from core.text.sentences import split_sentences
 from core.text.tokens import count_tokens, encoding
 
 __all__ = [
     "LANGUAGE_NAMES",
     "UNDETERMINED",
+    "QuestionError",
+    "check_question",
     "count_tokens",
     "detect_language",
     "encoding",

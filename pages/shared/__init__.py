@@ -1,6 +1,7 @@
 """Streamlit glue shared by the pages (the work itself is done by core/): settings and cached
-resources, the owner gate and rate limit (state), safe text (text), tables (tables) and ingesting
-from the app with undo (ingesting)."""
+resources, the owner gate and rate limit (state), safe text (text), tables (tables), ingesting
+from the app with undo (ingesting), and serving many readers: the answer line, the place in line and
+the conversation in the URL (serving)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,17 @@ from pages.shared.ingesting import (
     show_llm_usage,
     show_report,
     undo_button,
+)
+from pages.shared.serving import (
+    answer_gate,
+    conversation_id,
+    conversations,
+    forget_conversation,
+    owner_key,
+    place_in_line_message,
+    session_alive,
+    show_place_in_line,
+    start_conversation,
 )
 from pages.shared.state import (
     KNOWN_ERRORS,
@@ -26,34 +38,45 @@ from pages.shared.state import (
     show_flash,
     sidebar_status,
 )
-from pages.shared.tables import chunks_frame, column_config, explain, hits_frame, table_key
-from pages.shared.text import md_escape, safe_answer, safe_answer_stream
+from pages.shared.tables import chunks_frame, column_config, explain, header_width, hits_frame, table_key
+from pages.shared.text import md_escape, plural, safe_answer, safe_answer_stream
 
 __all__ = [
     "KNOWN_ERRORS",
     "advanced_controls",
+    "answer_gate",
     "base_settings",
     "chunks_frame",
     "column_config",
+    "conversation_id",
+    "conversations",
     "explain",
     "flash",
+    "forget_conversation",
     "get_embedder_cached",
     "get_store",
+    "header_width",
     "hits_frame",
     "keep_advanced_state",
     "limiter",
     "md_escape",
+    "owner_key",
     "parse_uploads",
+    "place_in_line_message",
+    "plural",
     "remember_undo",
     "require_owner",
     "rewrite_frame",
     "run_ingestion",
     "safe_answer",
     "safe_answer_stream",
+    "session_alive",
     "show_flash",
     "show_llm_usage",
+    "show_place_in_line",
     "show_report",
     "sidebar_status",
+    "start_conversation",
     "table_key",
     "undo_button",
 ]

@@ -14,7 +14,7 @@ from core.models import ParseError, ParseResult, Post
 from core.parse import parse_bytes
 from core.store import Store, Versions
 from pages.shared.state import KNOWN_ERRORS, UNDO_KEY, flash, get_embedder_cached, get_store, owner_unlocked
-from pages.shared.text import md_escape
+from pages.shared.text import md_escape, plural
 
 
 def remember_undo(store: Store, before: Versions, label: str) -> None:
@@ -64,7 +64,7 @@ def run_ingestion(
         return None
     report: IngestReport | None = None
     stages = " with the LLM stages" if llm else ""
-    with st.status(f"Ingesting {len(posts)} post(s){stages}…", expanded=True) as status:
+    with st.status(f"Ingesting {plural(len(posts), 'post')}{stages}…", expanded=True) as status:
         bar = st.progress(0.0, text="Starting…")
 
         def progress(done: int, total: int, message: str) -> None:

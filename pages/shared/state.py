@@ -20,7 +20,7 @@ from core.embed import Embedder, EmbedError, embedder_for_store
 from core.llm import LLMError, describe_llm
 from core.serve import DEFAULT_QUESTIONS_PER_MINUTE, LoginThrottle, PasswordGate, RateLimiter
 from core.store import Store, StoreError
-from pages.shared.text import md_escape
+from pages.shared.text import md_escape, plural
 
 # Failures with a message meant for people; anything else is a bug and keeps its traceback.
 KNOWN_ERRORS: tuple[type[Exception], ...] = (
@@ -164,7 +164,7 @@ def sidebar_status(settings: Settings) -> None:
         st.error(f"Cannot read the data directory: {md_escape(exc)}")
     else:
         st.caption(f"**Embedder:** {md_escape(embedder.model_id)}")
-        st.caption(f"**Table:** {posts} posts · {chunks} chunks")
+        st.caption(f"**Table:** {plural(posts, 'post')} · {plural(chunks, 'chunk')}")
     if admin_password() is None:
         st.caption("Single-user mode: no admin password is set, so every page is open.")
     elif owner_unlocked() and st.button("Lock owner pages", key="owner_logout"):

@@ -13,6 +13,16 @@ import streamlit as st
 from core.models import Chunk, Hit
 
 HIT_FIELDS = {f.name for f in dataclasses.fields(Hit)}
+# Streamlit cuts a header to its column's width ("dense ran…", "sco…"): columns whose header is longer
+# than their values get a width that shows it (the app's serif font, measured in Chromium: ~7 px a
+# character, plus the sort/menu padding).
+HEADER_PX_PER_CHAR = 7.0
+HEADER_PADDING_PX = 30
+
+
+def header_width(label: str, minimum: int = 64) -> int:
+    """Pixels for a column whose header must be readable in full."""
+    return max(minimum, round(HEADER_PX_PER_CHAR * len(label)) + HEADER_PADDING_PX)
 
 
 def chunks_frame(chunks: Sequence[Chunk]) -> pd.DataFrame:
@@ -65,12 +75,12 @@ def column_config() -> dict[str, Any]:
         "#": cc.NumberColumn("#", width="small"),
         "rank": cc.NumberColumn("rank", width="small"),
         "relevance": cc.ProgressColumn(
-            "relevance", min_value=0.0, max_value=1.0, format="%.3f", width="small"
+            "relevance", min_value=0.0, max_value=1.0, format="%.3f", width=header_width("relevance", 100)
         ),
         "passed": cc.CheckboxColumn("used", width="small"),
         "why": cc.TextColumn("why", width="medium"),
         "title": cc.TextColumn("title", width="medium"),
-        "collection": cc.TextColumn("collection", width="small"),
+        "collection": cc.TextColumn("collection", width=header_width("collection")),
         "section": cc.TextColumn("section", width="small"),
         "tokens": cc.NumberColumn("tokens", width="small"),
         "keywords": cc.ListColumn("keywords", width="medium"),

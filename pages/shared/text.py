@@ -9,6 +9,11 @@ from typing import Any
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~=$:&\"'^])")
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """'1 post', '2 posts', '0 problems' (`many`: an irregular plural)."""
+    return f"{count:,} {word if count == 1 else many or word + 's'}"
+
+
 def md_escape(text: Any) -> str:
     """Text that Streamlit's Markdown shows literally: no links, images, emphasis, directives or HTML."""
     return _MD_SPECIAL.sub(r"\\\1", str(text))
