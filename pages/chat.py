@@ -15,6 +15,8 @@ import streamlit as st
 from core.answer import reply, resolve_mode, rewrite_followup, translate_for_corpus
 from core.llm import LLMError, describe_llm
 from core.search import Route, route_and_search
+from core.serve import AnswerRefused, AnswerStopped
+from core.text import QuestionError, check_question
 from pages import shared
 from pages.shared import replies
 
@@ -56,9 +58,15 @@ answer_mode = st.sidebar.radio(
 settings = shared.advanced_controls(settings.replace(answer_mode=answer_mode))
 if answer_mode == "auto":
     st.sidebar.caption(f"Now: {ANSWER_MODES[resolve_mode(settings)].lower()}.")
+kept = shared.conversations(settings)  # the turns under the conversation id in the URL (?c=…)
+if MESSAGES not in st.session_state:  # a new session (or a reload): bring the conversation back
+    st.session_state[MESSAGES] = kept.load(shared.conversation_id())
 if st.sidebar.button("Clear chat", icon=":material/delete_sweep:"):
     st.session_state[MESSAGES] = []
-messages: list[dict] = st.session_state.setdefault(MESSAGES, [])
+    if shared.conversation_id():
+        kept.delete(shared.conversation_id())
+        shared.forget_conversation()
+messages: list[dict] = st.session_state[MESSAGES]
 
 
 def choose(override: list[str]) -> None:
@@ -120,12 +128,15 @@ def ask(question: str, override: list[str] | None = None) -> dict:
     """
     message: dict = {"role": "assistant", "content": "", "question": question}
     turns = history()
+    gate = shared.answer_gate(settings)
     query = question
     try:
         embedder = shared.get_embedder_cached(settings)
         if turns:
             try:
-                query = rewrite_followup(question, turns, settings)
+                # With every answer slot taken, rewriting would wait for the model: join instead.
+                busy = gate.status().running >= gate.capacity
+                query = rewrite_followup(question, turns, settings, use_model=not busy)
             except LLMError as exc:
                 st.caption(f"Could not rewrite the follow-up ({md(exc)}); searching for it as asked.")
         if settings.should_translate:
@@ -151,7 +162,10 @@ def ask(question: str, override: list[str] | None = None) -> dict:
         label = describe_llm(settings) if answered.mode == "generative" else None
         try:
             if answered.mode == "generative":
-                st.write_stream(shared.safe_answer_stream(answered))
+                # Model-written answers queue for a slot; quotes and fixed replies never wait.
+                with gate.enter(owner=shared.owner_key(), alive=shared.session_alive()) as ticket:
+                    shared.show_place_in_line(ticket)
+                    st.write_stream(shared.safe_answer_stream(ticket.stream(answered)))
             else:
                 for _ in answered:  # quoted or fixed: the whole text at once
                     pass
@@ -159,6 +173,10 @@ def ask(question: str, override: list[str] | None = None) -> dict:
             message.update(replies.reply_message(answered, label, settings.uses_builtin_llm))
         if answered.mode != "generative":
             replies.show_body(message)
+    except AnswerRefused as exc:
+        message["error"] = md(exc)
+    except AnswerStopped as exc:
+        message["error"] = f"The answer was stopped: {md(exc)}"
     except LLMError as exc:
         message["error"] = f"The answer model failed: {md(exc)}"
     except shared.KNOWN_ERRORS as exc:
@@ -178,8 +196,14 @@ if empty:
     st.info("There are no posts yet. The owner can add some on the Ingest page.")
 
 question = st.chat_input(f"Ask {settings.author_name} something")
-asked = question.strip() if question and question.strip() else None
+asked = None
+if question is not None:
+    try:  # before any work: an empty or over-long question is refused with a clear message
+        asked = check_question(question, settings.max_question_chars)
+    except QuestionError as exc:
+        st.warning(str(exc))
 override = st.session_state.pop(OVERRIDE, None)
+replaced = False  # an override re-asked the last question: its answer replaces the old one
 if asked or (override is not None and len(messages) >= 2 and messages[-2]["role"] == "user"):
     # A new question, or an override button: the last question again, in the chosen collections.
     allowed = shared.limiter().acquire()
@@ -189,6 +213,7 @@ if asked or (override is not None and len(messages) >= 2 and messages[-2]["role"
     elif not asked:
         asked = messages[-2]["content"]
         del messages[-2:]  # the new answer takes the old one's place
+        replaced = True
     else:
         override = None
 
@@ -201,3 +226,9 @@ if asked:
     with st.chat_message("assistant"):
         answer_message = ask(user["content"], override)
     messages.extend([user, answer_message])
+    if kept.enabled:
+        cid = shared.conversation_id() or shared.start_conversation()
+        if replaced:
+            kept.replace(cid, messages)
+        else:
+            kept.append(cid, user, answer_message)

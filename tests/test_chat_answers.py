@@ -5,6 +5,7 @@ where a generated answer is wanted (and to prove no model is called otherwise)."
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -65,3 +66,66 @@ def test_sidebar_switch_generates_with_a_configured_server_and_quotes_without(mo
         assert not at.exception and not at.error
         assert "Swarming season starts in May." in unescaped(at.chat_message[3].markdown[0].value)
         assert len(server.chat_requests) == 1  # quoting calls no model
+
+
+def test_an_over_long_question_is_refused_before_any_work(monkeypatch):
+    monkeypatch.setenv("INKWELL_MAX_QUESTION_CHARS", "200")
+    at = open_app()
+    at.chat_input[0].set_value("Why " * 100).run()
+    assert not at.exception and not at.error
+    assert "questions are limited to 200" in " ".join(texts(at.warning))
+    assert len(at.chat_message) == 0  # neither shown nor answered
+    at.chat_input[0].set_value("When does swarming season start?").run()
+    assert len(at.chat_message) == 2  # the next question goes through
+
+
+def test_the_conversation_survives_a_reload_and_clear_chat_deletes_it():
+    import os
+
+    from core.serve import URL_PARAM, Conversations
+
+    folder = Path(os.environ["INKWELL_DATA_DIR"])  # the corpus fixture's data dir
+
+    at = open_app()
+    at.chat_input[0].set_value("When does swarming season start?").run()
+    assert not at.exception and not at.error
+    cid = at.query_params[URL_PARAM]
+    cid = cid[0] if isinstance(cid, list) else cid
+    answer = unescaped(at.chat_message[1].markdown[0].value)
+
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import APP, APP_TIMEOUT
+
+    reloaded = AppTest.from_file(str(APP), default_timeout=APP_TIMEOUT)  # a new session, same URL
+    reloaded.secrets.update({"inkwell_tests": "1"})
+    reloaded.query_params[URL_PARAM] = cid
+    reloaded.run()
+    assert not reloaded.exception
+    user, reply = reloaded.chat_message
+    assert texts(user.text) == ["When does swarming season start?"]
+    assert unescaped(reply.markdown[0].value) == answer
+    next(b for b in reloaded.sidebar.button if b.label == "Clear chat").click().run()
+    assert len(reloaded.chat_message) == 0 and URL_PARAM not in reloaded.query_params
+    assert Conversations(folder / "conversations.sqlite").load(cid) == []
+
+
+def test_a_generated_answer_waits_for_a_free_slot(monkeypatch):
+    import threading
+
+    from core.config import Settings
+    from pages.shared import serving
+
+    with ScriptedOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("INKWELL_ROUTING", "off")
+        monkeypatch.setenv("INKWELL_ANSWER_CONCURRENCY", "1")
+        gate = serving.answer_gate(Settings.load())
+        busy = gate.enter(owner="another reader")  # the one slot is taken for a moment
+        threading.Timer(1.5, busy.close).start()
+        server.chat("Swarming starts in May.")
+        at = open_app()
+        at.chat_input[0].set_value("When does swarming season start?").run()
+        assert not at.exception and not at.error
+        assert at.chat_message[1].markdown[0].value == "Swarming starts in May."
+        assert gate.status().running == 0 and gate.status().waiting == 0

@@ -165,19 +165,21 @@ def needs_context(question: str) -> bool:
     return len(content) <= FOLLOWUP_CONTENT_WORDS + 1 and any(w in _REFERRING for w in words)
 
 
-def rewrite_followup(question: str, history: list[dict] | None, settings: Settings) -> str:
+def rewrite_followup(
+    question: str, history: list[dict] | None, settings: Settings, *, use_model: bool = True
+) -> str:
     """A follow-up question made standalone using the chat history (for retrieval on the chat page).
 
     The question is used as asked, with no model call, when there is no history or it stands on its own
     (`needs_context`): gluing a new topic onto the previous question only blurs the search. A follow-up
     that refers back is joined to the previous question with the built-in model (too small to rewrite
-    reliably; the joined text is a decent retrieval query), or rewritten by the model otherwise (one LLM
-    call; failures raise LLMError).
+    reliably; the joined text is a decent retrieval query) or when `use_model` is False (the model is busy),
+    and rewritten by the model otherwise (one LLM call; failures raise LLMError).
     """
     turns = clean_history(history)
     if not turns or not question.strip() or not needs_context(question):
         return question
-    if settings.uses_builtin_llm:
+    if settings.uses_builtin_llm or not use_model:
         previous = [m["content"] for m in turns if m["role"] == "user"]
         return f"{previous[-1].strip()} {question.strip()}" if previous else question
     transcript = "\n".join(

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from core.cli.main import (
+    checked_question,
     command,
     main,
     print_json,
@@ -67,6 +68,7 @@ def ask(
         answer_mode=answer_mode,
         grounding=grounding,
     )
+    question = checked_question(question, settings)  # empty or over-long: refused before any work
     store = Store(settings.data_dir)
     embedder = embedder_for_store(settings, store.model_id())
     query = translate_for_corpus(question, settings) if settings.should_translate else question
