@@ -216,7 +216,7 @@ def test_the_command_line_answers_hostile_questions_and_names_without_a_tracebac
     assert [h["collection"] for h in json.loads(runs["quoted"].stdout)["hits"]] == ["it's"]
     assert [h["collection"] for h in json.loads(runs["sql"].stdout)["hits"]] == ["a' OR '1'='1"]
     assert "unknown collection 'nope'" in runs["unknown"].stderr and runs["unknown"].stdout == ""
-    assert runs["empty"].code == 1 and "the question is empty" in runs["empty"].stderr
+    assert runs["empty"].code == 2 and "The question is empty" in runs["empty"].stderr  # a usage error
     assert "unknown collection 'nope'" in runs["ask-unknown"].stderr
     assert json.loads(runs["show"].stdout)["post_id"] == post_id(1)
     assert runs["show-sql"].code == 1 and "no post with id" in runs["show-sql"].stderr
