@@ -16,7 +16,9 @@ round (as a reader once did); it is left out of the row's figures, which then sh
 the others, and its own outcome is printed below the table (refused, or how long it took).
 
 The one-reader row is the baseline of the same run. One warm-up question first (the embedder loads and
-the built-in llama.cpp server starts on the first question; not counted). Every question asked in a run
+the built-in llama.cpp server starts on the first question; not counted), then --settle seconds while the
+app embeds the posts' sentences for quoted answers in the background, as a freshly started app does
+before its readers arrive. Every question asked in a run
 is a different one (the 15 demo questions, then their German, French and Turkish versions: 60), because
 llama.cpp keeps recent prompts and answers a repeated one without reading it again: a run that asked
 the one reader the warm-up's question measured 0.24 s to its first word against ~20 s for a new one.
@@ -402,6 +404,13 @@ def main() -> None:
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the app (repeatable).")
     parser.add_argument("--json", type=Path, help="Also write the rows to this JSON file.")
     parser.add_argument(
+        "--settle",
+        type=float,
+        default=30.0,
+        help="Seconds to wait after the warm-up question (30): the app embeds the posts' sentences for "
+        "quoted answers in the background after its first chat run.",
+    )
+    parser.add_argument(
         "--long-question", action="store_true", help="Plus one reader pasting 20,000 characters each round."
     )
     args = parser.parse_args()
@@ -438,6 +447,7 @@ def main() -> None:
                 warm, _ = asyncio.run(one_round(url, [WARM_UP], args.timeout))
                 if warm[0].error:
                     raise SystemExit(f"the warm-up question failed: {warm[0].error}")
+                time.sleep(args.settle)  # the background warm-up (pages/shared/serving.warm_answers)
                 asked = 0
                 for readers in counts:
                     print(f"[{mode}] {readers} readers at once…", file=sys.stderr)

@@ -10,6 +10,8 @@ The reply's drawing lives in pages/shared/replies.py.
 
 from __future__ import annotations
 
+import contextlib
+
 import streamlit as st
 
 from core.answer import reply, resolve_mode, rewrite_followup, translate_for_corpus
@@ -194,6 +196,9 @@ except shared.KNOWN_ERRORS:
     empty = False
 if empty:
     st.info("There are no posts yet. The owner can add some on the Ingest page.")
+else:
+    with contextlib.suppress(*shared.KNOWN_ERRORS):  # a table that cannot be read says so below
+        shared.warm_answers(settings, store, shared.get_embedder_cached(settings))
 
 question = st.chat_input(f"Ask {settings.author_name} something")
 asked = None

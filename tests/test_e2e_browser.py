@@ -329,3 +329,53 @@ def test_deep_links_open_their_pages(browser, server, path, heading, url):
     finally:
         context.close()
         warm.close()
+
+
+def ask_in(page, question: str) -> None:
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill(question)
+    box.press("Enter")
+
+
+def test_a_pasted_essay_does_not_delay_another_reader(browser, server):
+    """Two readers at once: one pastes 20,000 characters (refused before any work), the other is answered."""
+    contexts = [browser.new_context(viewport=VIEWPORT) for _ in range(2)]
+    try:
+        pasting, asking = (c.new_page() for c in contexts)
+        for p in (pasting, asking):
+            p.set_default_timeout(PAGE_TIMEOUT)
+            p.goto(server.url)
+            p.get_by_test_id("stChatInputTextArea").wait_for()
+        ask_in(pasting, "Why did you start the blog? " * 720)
+        ask_in(asking, "How do you pick wood at the sawmill?")
+        asking.get_by_test_id("stChatMessage").nth(1).get_by_test_id("stCaptionContainer").filter(
+            has_text="The author's own sentences"
+        ).wait_for(timeout=ANSWER_TIMEOUT)
+        refusal = pasting.get_by_test_id("stAlertContentWarning").filter(
+            has_text="questions are limited to 1,000"
+        )
+        refusal.wait_for()
+        assert pasting.get_by_test_id("stChatMessage").count() == 0  # neither shown nor answered
+        for p in (pasting, asking):
+            assert_no_errors(p, server)
+    finally:
+        for c in contexts:
+            c.close()
+
+
+def test_a_reload_keeps_the_conversation(page, server):
+    page.get_by_test_id("stChatInputTextArea").wait_for()
+    ask_in(page, "What moisture content should wood have before you build indoor furniture?")
+    messages = page.get_by_test_id("stChatMessage")
+    messages.nth(1).get_by_test_id("stCaptionContainer").filter(
+        has_text="The author's own sentences"
+    ).wait_for(timeout=ANSWER_TIMEOUT)
+    idle(page)
+    answer = messages.nth(1).get_by_test_id("stMarkdown").first.inner_text()
+    assert "?c=" in page.url
+    page.reload()
+    page.get_by_text("What moisture content should wood have before you build indoor furniture?").wait_for()
+    idle(page)
+    assert messages.count() == 2
+    assert messages.nth(1).get_by_test_id("stMarkdown").first.inner_text() == answer
+    assert_no_errors(page, server)

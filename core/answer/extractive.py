@@ -45,7 +45,7 @@ from __future__ import annotations
 import itertools
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -53,7 +53,7 @@ import numpy as np
 import simplemma
 
 from core.chunk import STOPWORDS
-from core.embed import Embedder, embed_query, relevance_scale, rescale
+from core.embed import Embedder, embed_query, passage_vectors, relevance_scale, rescale
 from core.models import Hit
 from core.text.sentences import TAG_RE, split_sentences
 
@@ -86,6 +86,10 @@ NEAR_DUPLICATE = 0.9
 MIN_RELATIVE_SCORE = 0.6
 # Sentences from at most MAX_POSTS posts: four lines from four posts read as a list of search results.
 MAX_POSTS = 2
+
+# Warming the memo at start: at most this many texts (half the memo), embedded this many at a time.
+WARM_UP_LIMIT = 25_000
+WARM_UP_BATCH = 64
 
 OMISSION = " … "  # between sentences of one post that do not follow each other in it
 
@@ -309,7 +313,8 @@ def extract_answer(
     scale = relevance_scale(embedder.model_id)
     q_vector = embed_query(embedder, question)
     used = sorted({u.hit for u in units})
-    headings = embedder.embed([_heading(hits[h]) for h in used]) @ q_vector
+    # Sentences and headings of popular posts come back question after question: memoised.
+    headings = passage_vectors.embed(embedder, [_heading(hits[h]) for h in used]) @ q_vector
     heading = {h: rescale(float(c), scale) for h, c in zip(used, headings, strict=True)}
 
     asked, asked_light = content_words(question), light_words(question)
@@ -328,7 +333,7 @@ def extract_answer(
         # Too many to embed in time: keep the best by everything but similarity, in document order.
         keep = np.sort(np.argsort(-cheap, kind="stable")[:max_candidates])
         candidates, cheap = [candidates[k] for k in keep], cheap[keep]
-    vectors = np.asarray(embedder.embed([units[i].text for i in candidates]), dtype=np.float32)
+    vectors = passage_vectors.embed(embedder, [units[i].text for i in candidates])
     similarity = np.array([rescale(float(c), scale) for c in vectors @ q_vector])
     scores = cheap + W_SIMILARITY * similarity
 
@@ -363,7 +368,27 @@ def extract_answer(
 
 
 def _heading(hit: Hit) -> str:
-    return f"{hit.title}: {hit.section}" if hit.section and hit.section != hit.title else hit.title
+    return heading_text(hit.title, hit.section)
+
+
+def heading_text(title: str, section: str) -> str:
+    return f"{title}: {section}" if section and section != title else title
+
+
+def warm_up(chunks: Iterable[dict], embedder: Embedder, *, limit: int = WARM_UP_LIMIT) -> int:
+    """Embed (into the process's memo) the sentences and headings answers would quote from `chunks`
+    (rows with text, title, section), so the first readers' answers need only their question's
+    vector. At most `limit` texts, in the order given; returns how many were embedded or found."""
+    texts: dict[str, None] = {}
+    for chunk in chunks:
+        texts[heading_text(chunk.get("title") or "", chunk.get("section") or "")] = None
+        texts.update(dict.fromkeys(s for _, s in sentence_units(chunk.get("text") or "") if readable(s)))
+        if len(texts) >= limit:
+            break
+    batch = list(texts)[:limit]
+    for start in range(0, len(batch), WARM_UP_BATCH):  # small batches: readers may be waiting too
+        passage_vectors.embed(embedder, batch[start : start + WARM_UP_BATCH])
+    return len(batch)
 
 
 def _units(hits: Sequence[Hit]) -> list[_Unit]:

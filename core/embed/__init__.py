@@ -1,5 +1,6 @@
 """Text to unit vectors: the bundled MiniLM (local), multilingual-e5-small (multilingual) or an
-OpenAI-compatible API (remote); which one a table uses (choose); cosine → relevance per model (scales).
+OpenAI-compatible API (remote); which one a table uses (choose); cosine → relevance per model (scales);
+vectors of passage sentences kept between questions (memo).
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from core.embed.base import (
     normalise_rows,
 )
 from core.embed.choose import embedder_for_new_table, embedder_for_store, get_embedder
+from core.embed.memo import VectorMemo, passage_vectors
 from core.embed.scales import relevance_scale, rescale
 
 __all__ = [
     "EmbedError",
     "Embedder",
+    "VectorMemo",
     "chunk_embedded_text",
     "content_hash",
     "embed_query",
@@ -27,6 +30,7 @@ __all__ = [
     "embedder_for_store",
     "get_embedder",
     "normalise_rows",
+    "passage_vectors",
     "relevance_scale",
     "rescale",
 ]

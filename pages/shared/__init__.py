@@ -24,6 +24,7 @@ from pages.shared.serving import (
     session_alive,
     show_place_in_line,
     start_conversation,
+    warm_answers,
 )
 from pages.shared.state import (
     KNOWN_ERRORS,
@@ -79,4 +80,5 @@ __all__ = [
     "start_conversation",
     "table_key",
     "undo_button",
+    "warm_answers",
 ]

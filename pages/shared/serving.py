@@ -12,15 +12,21 @@ The chat page, for a generated answer (retrieval and extractive answers skip the
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
+from threading import Thread
 
 import streamlit as st
 
+from core.answer.extractive import warm_up
 from core.config import Settings
+from core.embed import Embedder
 from core.serve import URL_PARAM, AnswerGate, Conversations, Ticket, is_conversation_id, new_conversation_id
 from core.serve.conversations import FILE_NAME
+from core.store import Store
 
 LINE_ICON = ":material/hourglass_top:"
+log = logging.getLogger(__name__)
 
 
 # The line for model-written answers --------------------------------------------------------------------
@@ -82,6 +88,31 @@ def show_place_in_line(ticket: Ticket) -> int:
         box.info(place_in_line_message(place), icon=LINE_ICON)
     box.empty()
     return first
+
+
+# Warm answers ------------------------------------------------------------------------------------------
+
+
+@st.cache_resource(show_spinner=False)
+def _warming(data_dir: str, chunks_version: int, model_id: str, _store: Store, _embedder: Embedder) -> Thread:
+    def work() -> None:
+        try:
+            rows = _store.list_chunks(columns=["text", "title", "section"])
+            warm_up(rows, _embedder)
+        except Exception:  # a warm-up that fails only leaves answers as fast as without it
+            log.exception("warming the answer sentences failed")
+
+    thread = Thread(target=work, name="inkwell-warm-answers", daemon=True)
+    thread.start()
+    return thread
+
+
+def warm_answers(settings: Settings, store: Store, embedder: Embedder) -> None:
+    """Once per process and table version: embed the sentences answers quote from, in the background
+    (core/answer/extractive.py warm_up), so readers' answers need only their question's vector."""
+    version = store.versions().chunks
+    if version is not None:
+        _warming(str(settings.data_dir), version, embedder.model_id, store, embedder)
 
 
 # Conversations -----------------------------------------------------------------------------------------

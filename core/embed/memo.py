@@ -1,0 +1,65 @@
+"""Vectors of short texts already embedded in this process, kept for the next question.
+
+Extractive answers embed the sentences of the best chunks for every question (core/answer/extractive.py);
+readers' questions land on the same popular posts again and again, so most of those sentences were
+embedded a moment ago. On 2 cores that embedding was most of an answer's CPU time, and under many
+readers at once the answers queued behind it. A bounded, thread-safe LRU keyed by (model, text) gives
+the same vectors without the work; it never holds question vectors (those differ per question).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+from core.embed.base import Embedder
+
+DEFAULT_ITEMS = 50_000  # 384-d float32: ~77 MB at most
+
+
+class VectorMemo:
+    """`embed(embedder, texts)`: the embedder's vectors for `texts`, computing only those not seen before."""
+
+    def __init__(self, max_items: int = DEFAULT_ITEMS) -> None:
+        self.max_items = max_items
+        self._vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def embed(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+        keys = [(embedder.model_id, text) for text in texts]
+        found: dict[tuple[str, str], np.ndarray] = {}
+        with self._lock:
+            for key in keys:
+                vector = self._vectors.get(key)
+                if vector is not None:
+                    self._vectors.move_to_end(key)
+                    found[key] = vector
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        if missing:
+            computed = np.asarray(embedder.embed([text for _, text in missing]), dtype=np.float32)
+            with self._lock:
+                for key, vector in zip(missing, computed, strict=True):
+                    self._vectors[key] = found[key] = vector
+                    self._vectors.move_to_end(key)
+                while len(self._vectors) > self.max_items:
+                    self._vectors.popitem(last=False)
+        with self._lock:
+            self.hits += len(keys) - len(missing)
+            self.misses += len(missing)
+        if not keys:
+            return np.zeros((0, int(getattr(embedder, "dim", 0) or 0)), dtype=np.float32)
+        return np.stack([found[k] for k in keys])
+
+    def clear(self) -> None:
+        with self._lock:
+            self._vectors.clear()
+            self.hits = self.misses = 0
+
+
+#: The process's memo of passage sentences and headings (shared by every reader's session).
+passage_vectors = VectorMemo()
