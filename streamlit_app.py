@@ -21,31 +21,21 @@ from pages import shared
 st.set_page_config(page_title="Inkwell", page_icon="🖋️", layout="wide")
 shared.keep_advanced_state()
 
-# The chat is the home page, at /. Streamlit 1.67 serves the default page at "" only: its own url_path
-# just has to be unique, and a link to it (/ask) matched no page and opened "Page not found" over the
-# chat (commands/navigation.py matches the browser's path against each page's public `url_path`, which
-# is "" for the default page). So /ask is a hidden page of its own that sends the reader to the chat at
-# /, keeping the URL's query parameters (the conversation id). The other pages have their own paths.
-# url_paths differ from the file names on purpose: with a pages/ folder, a page hash equal to a file's
-# name can be served as a legacy pages/ script on its own, skipping this entry point (seen in AppTest).
-ASK_PATH = "ask"
+# The chat is the home page, at /. Streamlit 1.67 serves the default page at "" only (its own url_path
+# just has to be unique), so /ask is a hidden page of its own, pages/ask.py, that sends the reader to
+# the chat at /, keeping the query parameters (the conversation id). Each page's file is named after its
+# link, and each page first calls shared.through_entry(): see pages/shared/entry.py for why.
 chat = st.Page("pages/chat.py", title="Ask", icon=":material/chat:", url_path="home", default=True)
-
-
-def ask_link() -> None:
-    """/ask: the chat, at its home /."""
-    st.switch_page(chat, query_params=st.query_params.to_dict())
-
 
 page = st.navigation(
     [
         chat,
-        st.Page(ask_link, title="Ask", url_path=ASK_PATH, visibility="hidden"),
-        st.Page("pages/ingest.py", title="Ingest", icon=":material/upload_file:", url_path="posts"),
+        st.Page("pages/ask.py", title="Ask", url_path="ask", visibility="hidden"),
+        st.Page("pages/posts.py", title="Ingest", icon=":material/upload_file:", url_path="posts"),
         st.Page(
-            "pages/inspect.py", title="Inspect chunks", icon=":material/manage_search:", url_path="chunks"
+            "pages/chunks.py", title="Inspect chunks", icon=":material/manage_search:", url_path="chunks"
         ),
-        st.Page("pages/evaluate.py", title="Evaluate", icon=":material/analytics:", url_path="quality"),
+        st.Page("pages/quality.py", title="Evaluate", icon=":material/analytics:", url_path="quality"),
     ]
 )
 

@@ -22,6 +22,8 @@ from core.text import QuestionError, check_question
 from pages import shared
 from pages.shared import replies
 
+shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
+
 MESSAGES = "chat_messages"
 OVERRIDE = "chat_route_override"  # the last question's collections chosen by an override button
 # The sidebar's answer modes, as readers see them.

@@ -116,7 +116,7 @@ def closed_port() -> int:
 
 @pytest.mark.parametrize(
     ("page", "title"),
-    [(None, "Ask the author"), ("pages/ingest.py", "Ingest posts"), ("pages/inspect.py", "Inspect chunks")],
+    [(None, "Ask the author"), ("pages/posts.py", "Ingest posts"), ("pages/chunks.py", "Inspect chunks")],
 )
 def test_each_page_renders(data_dir, page, title):
     at = open_app(page)
@@ -155,7 +155,7 @@ def test_bad_settings_and_data_dir_are_clear_errors(data_dir, monkeypatch, tmp_p
 
 
 def test_paste_preview_ingest_and_undo(data_dir):
-    at = open_app("pages/ingest.py")
+    at = open_app("pages/posts.py")
     at.text_input(key="paste_title").input("On Bees")
     at.text_area(key="paste_text").input("\n\n".join(BEES))
     at.button(key="paste_preview").click().run()
@@ -183,7 +183,7 @@ def test_paste_preview_ingest_and_undo(data_dir):
 
 
 def test_paste_with_no_text_is_a_clear_error(data_dir):
-    at = open_app("pages/ingest.py")
+    at = open_app("pages/posts.py")
     at.text_input(key="paste_title").input("Empty")
     at.button(key="paste_ingest").click().run()
     assert not at.exception
@@ -191,7 +191,7 @@ def test_paste_with_no_text_is_a_clear_error(data_dir):
 
 
 def test_upload_many_files_one_bad(data_dir):
-    at = open_app("pages/ingest.py")
+    at = open_app("pages/posts.py")
     front = "---\ntitle: Swarms\ndate: 2024-05-01\n---\n\n" + BEES[1]
     at.file_uploader(key="upload_files").set_value(
         [
@@ -218,7 +218,7 @@ def test_upload_many_files_one_bad(data_dir):
 
 
 def test_upload_with_no_valid_post_cannot_be_ingested(data_dir):
-    at = open_app("pages/ingest.py")
+    at = open_app("pages/posts.py")
     at.file_uploader(key="upload_files").set_value([("broken.json", b"{not json", "application/json")]).run()
     assert not at.exception
     assert "1 file → 0 posts, 1 problem." in texts(at.caption)
@@ -243,7 +243,7 @@ def test_plurals():
 
 
 def test_stored_posts_reingest_and_delete(corpus):
-    at = open_app("pages/ingest.py")
+    at = open_app("pages/posts.py")
     titles = list(at.dataframe[0].value["title"])
     assert sorted(titles) == ["On Bees", "On Walking", "Sourdough"]
     picked = [titles.index("On Bees"), titles.index("On Walking")]
@@ -271,7 +271,7 @@ def test_stored_posts_reingest_and_delete(corpus):
 
 
 def test_inspector_browse_filter_and_select(corpus):
-    at = open_app("pages/inspect.py")
+    at = open_app("pages/chunks.py")
     table = at.dataframe[0].value
     assert list(table.columns) == ["title", "collection", "section", "tokens", "keywords", "text"]
     assert len(table) == corpus.counts()[1]
@@ -297,7 +297,7 @@ def test_inspector_browse_filter_and_select(corpus):
 
 
 def test_inspector_edit_chunk_reembeds_it(corpus):
-    at = open_app("pages/inspect.py")
+    at = open_app("pages/chunks.py")
     at.multiselect(key="inspect_posts").set_value(["bread"]).run()
     select_rows(at, "chunk_table", [0])
     before = corpus.list_chunks(post_id="bread", columns=["chunk_id", "text", "embed_hash"])[0]
@@ -313,7 +313,7 @@ def test_inspector_edit_chunk_reembeds_it(corpus):
 
 
 def test_inspector_query_mode_shows_every_candidate(corpus):
-    at = open_app("pages/inspect.py")
+    at = open_app("pages/chunks.py")
     at.radio(key="inspect_mode").set_value("Test a query").run()
     at.number_input(key="adv_min_chunks").set_value(0).run()
     at.slider(key="adv_threshold").set_value(0.3).run()
@@ -349,7 +349,7 @@ def test_inspector_reranker_shows_the_judges_scores(corpus, monkeypatch):
         server.responder = lambda request: Reply(
             chat_text="Yes" if "sourdough" in request["messages"][-1]["content"] else "No"
         )
-        at = open_app("pages/inspect.py")
+        at = open_app("pages/chunks.py")
         at.radio(key="inspect_mode").set_value("Test a query").run()
         at.text_input(key="inspect_query").input("When do bees swarm?").run()
         assert "rerank" not in at.dataframe[0].value.columns  # no reranker, no column
@@ -373,7 +373,7 @@ def test_admin_password_protects_owner_pages_only(corpus, monkeypatch):
     assert "Single-user mode" not in everything(at)
     assert at.chat_input  # chat stays open
 
-    at.switch_page("pages/ingest.py").run()
+    at.switch_page("pages/posts.py").run()
     assert not at.exception
     assert all(t.key != "paste_title" for t in at.text_input)
     password = at.text_input[0]
@@ -387,7 +387,7 @@ def test_admin_password_protects_owner_pages_only(corpus, monkeypatch):
     assert at.text_input(key="paste_title").label == "Title"
 
     # The inspector browses for everyone; its editor is behind the same (now unlocked) gate.
-    at.switch_page("pages/inspect.py").run()
+    at.switch_page("pages/chunks.py").run()
     select_rows(at, "chunk_table", [0])
     assert any(b.label == "Save and re-embed" for b in at.button)
     button(at, "Lock owner pages").click().run()
@@ -399,7 +399,7 @@ def test_admin_password_protects_owner_pages_only(corpus, monkeypatch):
 def test_wrong_passwords_lock_the_session(corpus):
     from core.serve import PasswordGate
 
-    at = open_app("pages/ingest.py", admin_password="pw")
+    at = open_app("pages/posts.py", admin_password="pw")
     at.session_state["owner_gate"] = PasswordGate(clock=lambda: 1000.0)  # time stands still: the lock holds
     for _ in range(3):
         at.text_input[0].input("guess")

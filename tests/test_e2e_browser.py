@@ -113,9 +113,6 @@ def page(browser, server: AppServer):
     context = browser.new_context(viewport=VIEWPORT, device_scale_factor=1)
     context.set_default_timeout(PAGE_TIMEOUT)
     page = context.new_page()
-    # The first script run of a fresh server process treats pages/ as a legacy pages directory and shows
-    # "Page not found" for a deep link like /chunks (see test_deep_links_open_their_pages), so pages are
-    # opened from the sidebar, as a reader does.
     page.goto(server.url)
     page.get_by_test_id("stChatInputTextArea").wait_for()
     idle(page)
@@ -304,14 +301,8 @@ def test_evaluate_page_compares_configurations_side_by_side(page, server, screen
     ],
 )
 def test_deep_links_open_their_pages(browser, server, path, heading, url):
-    """Every page's link opens it, with no "Page not found" dialog.
-
-    Not covered: the very first script run of a fresh server process. With a folder named pages/ next to
-    the entry point, Streamlit 1.67 runs that first run as a legacy pages/ app (runtime/pages_manager.py,
-    PagesManager.uses_pages_directory) and shows the dialog for any deep link before st.navigation takes
-    over; renaming pages/ is the fix. The `page` fixture's first load (/) has already done that run when
-    this test is run with the others; alone, the first load below does it.
-    """
+    """Every page's link opens it, with no "Page not found" dialog, once the server has served a page
+    (a fresh server's first run: test_a_fresh_servers_first_link_opens_its_page)."""
     warm = browser.new_context(viewport=VIEWPORT)
     warm.new_page().goto(server.url)
     context = browser.new_context(viewport=VIEWPORT)
@@ -329,6 +320,38 @@ def test_deep_links_open_their_pages(browser, server, path, heading, url):
     finally:
         context.close()
         warm.close()
+
+
+@pytest.mark.parametrize(
+    ("path", "heading", "url"),
+    [
+        ("chunks?post=leaving-the-feed", "Inspect chunks", "/chunks?post=leaving-the-feed"),
+        ("ask?c=kept", f"Ask {AUTHOR}", "/?c=kept"),
+    ],
+)
+def test_a_fresh_servers_first_link_opens_its_page(browser, data_dir, tmp_path, path, heading, url):
+    """The very first request to a new server process is a deep link (a quote's link to its post, or
+    /ask): Streamlit runs that first run as a legacy pages/ app (pages/shared/entry.py), which used to
+    show "Page not found" over the page and skip the entry point."""
+    env = app_environ(INKWELL_DATA_DIR=str(data_dir), INKWELL_AUTHOR_NAME=AUTHOR)
+    with streamlit_server(tmp_path / "streamlit", env) as fresh:
+        context = browser.new_context(viewport=VIEWPORT)
+        context.set_default_timeout(PAGE_TIMEOUT)
+        try:
+            page = context.new_page()
+            page.goto(f"{fresh.url}/{path}")
+            page.get_by_role("heading", name=heading, level=1).wait_for()
+            idle(page)
+            page.wait_for_timeout(500)  # the dialog, when there is one, comes with the page's first run
+            assert page.get_by_role("dialog").count() == 0, page.get_by_role("dialog").all_inner_texts()
+            assert page.url == fresh.url + url
+            # Through the entry point: its navigation (the four pages, not the files) and sidebar status.
+            nav = page.get_by_test_id("stSidebarNav").inner_text()
+            assert "Inspect chunks" in nav and "quality" not in nav, nav
+            page.get_by_text("Embedder:").wait_for()
+            assert_no_errors(page, fresh)
+        finally:
+            context.close()
 
 
 def ask_in(page, question: str) -> None:

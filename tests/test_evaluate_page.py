@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from core.store import Store
 from tests.conftest import isolate_app, open_app, shown
 
-PAGE = "pages/evaluate.py"
+PAGE = "pages/quality.py"
 TIMEOUT = 300  # the run loads the embedding model and embeds the demo blog into a scratch table
 
 

@@ -239,7 +239,7 @@ def test_the_inspectors_filters_and_query_take_hostile_text(table, monkeypatch):
         for name, value in environ(server, settings.data_dir).items():
             if name.startswith("INKWELL_EMBED"):
                 monkeypatch.setenv(name, value)
-        at = open_app("pages/inspect.py")
+        at = open_app("pages/chunks.py")
         for needle, rows in [
             ("' OR 1=1 --", 0),
             ("[(*", 0),

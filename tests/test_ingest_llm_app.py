@@ -23,7 +23,7 @@ def server(data_dir, monkeypatch: pytest.MonkeyPatch):
 
 
 def test_rewrites_are_reviewed_before_anything_is_stored(data_dir, server):
-    at = open_app("pages/ingest.py")
+    at = open_app("pages/posts.py")
     for key in ("prep_rewrite", "prep_chunks", "prep_keywords"):
         at.checkbox(key=key).check()
     at.text_input(key="paste_title").input("Walnut boards")
@@ -69,7 +69,7 @@ def test_rewrites_are_reviewed_before_anything_is_stored(data_dir, server):
 
 
 def test_preview_shows_llm_chunks_and_a_failure_is_marked(data_dir, server):
-    at = open_app("pages/ingest.py")
+    at = open_app("pages/posts.py")
     at.checkbox(key="prep_chunks").check()
     at.text_input(key="paste_title").input("Walnut boards")
     at.text_area(key="paste_text").input(WALNUT)

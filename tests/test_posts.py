@@ -182,7 +182,7 @@ def test_cli_posts_about(demo):
 
 
 def test_inspector_posts_mode(corpus):
-    at = open_app("pages/inspect.py")
+    at = open_app("pages/chunks.py")
     at.radio(key="inspect_mode").set_value("Posts about…").run()
     assert not at.exception
     at.text_input(key="posts_about_query").input("When do bees swarm?").run()

@@ -319,7 +319,7 @@ def test_chat_shows_the_route_and_the_override_asks_again(app_env, monkeypatch):
 
 
 def test_ingest_page_saves_valid_rules_only_and_tries_a_question(app_env):
-    at = open_app("pages/ingest.py")
+    at = open_app("pages/posts.py")
     area = at.text_area(key="routes_text")
     assert "# [garden]" in area.value and "# [trains]" in area.value  # the template
     area.set_value('[gardn]\nkeywords = ["wall"]\n')

@@ -5,6 +5,7 @@ the conversation in the URL (serving)."""
 
 from __future__ import annotations
 
+from pages.shared.entry import through_entry
 from pages.shared.ingesting import (
     parse_uploads,
     remember_undo,
@@ -79,6 +80,7 @@ __all__ = [
     "sidebar_status",
     "start_conversation",
     "table_key",
+    "through_entry",
     "undo_button",
     "warm_answers",
 ]

@@ -17,6 +17,8 @@ from core.search import posts_about, search
 from core.search.posts import DEFAULT_SCORING, SCORINGS
 from pages import shared
 
+shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
+
 COLUMNS = ["chunk_id", "post_id", "idx", "title", "collection", "section", "tokens", "keywords", "text"]
 SHOWN = ["title", "collection", "section", "tokens", "keywords", "text"]
 # Why each candidate was found: its place and score in each search (empty where a search missed it).

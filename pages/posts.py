@@ -21,6 +21,8 @@ from core.prepare import LLMPrepOptions, prepare_posts, preview_rewrites
 from core.search import RulesError, load_rules, read_rules_text, route, rules_path, rules_template, save_rules
 from pages import shared
 
+shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
+
 UPLOAD_TYPES = ["md", "markdown", "txt", "html", "htm", "json", "jsonl"]
 PREVIEW_POSTS = 20  # a preview of hundreds of uploaded posts would bury the page
 PREVIEW_NOTE = (
