@@ -83,6 +83,9 @@ class CountingEmbedder:
     """A real embedder that counts how often it is asked to embed a question."""
 
     def __init__(self, inner) -> None:
+        from core.embed import query_vectors
+
+        query_vectors.clear()  # questions memoised by earlier tests would not be counted
         self.inner = inner
         self.model_id = inner.model_id
         self.queries = 0

@@ -52,3 +52,29 @@ def test_warm_up_leaves_an_answer_only_its_question_to_embed(embedder):
     before = passage_vectors.misses
     answer = extract_answer("When does swarming start?", hits, embedder)
     assert answer.sentences and passage_vectors.misses == before  # every passage vector was ready
+
+
+class CountingQueries(Counting):
+    """Counts the questions embedded in the query form (e5's "query: " prefix; MiniLM has none)."""
+
+    def __init__(self, inner) -> None:
+        super().__init__(inner)
+        self.questions = 0
+
+    def query(self, texts):
+        self.questions += len(texts)
+        return [[-x for x in v] for v in self.inner.embed(texts)]  # a form unlike `embed`'s, to tell apart
+
+
+def test_a_question_is_embedded_once_in_its_query_form(embedder):
+    from core.embed.memo import VectorMemo, embed_query, query_vectors
+
+    counting = CountingQueries(embedder)
+    question = "When do the bees swarm? (test_vector_memo)"
+    first = embed_query(counting, question)
+    np.testing.assert_allclose(first, -np.asarray(embedder.embed([question])[0]), atol=1e-5)
+    first[:] = 0  # a caller's copy: changing it changes nothing the memo holds
+    again = embed_query(counting, question)
+    assert counting.questions == 1 and counting.texts == 0
+    np.testing.assert_allclose(again, -np.asarray(embedder.embed([question])[0]), atol=1e-5)
+    assert query_vectors.queries and not VectorMemo().queries

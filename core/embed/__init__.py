@@ -1,6 +1,6 @@
 """Text to unit vectors: the bundled MiniLM (local), multilingual-e5-small (multilingual) or an
 OpenAI-compatible API (remote); which one a table uses (choose); cosine → relevance per model (scales);
-vectors of passage sentences kept between questions (memo).
+vectors of passage sentences and questions kept between questions (memo).
 """
 
 from __future__ import annotations
@@ -10,12 +10,11 @@ from core.embed.base import (
     EmbedError,
     chunk_embedded_text,
     content_hash,
-    embed_query,
     embedded_text,
     normalise_rows,
 )
 from core.embed.choose import embedder_for_new_table, embedder_for_store, get_embedder
-from core.embed.memo import VectorMemo, passage_vectors
+from core.embed.memo import VectorMemo, embed_query, passage_vectors, query_vectors
 from core.embed.scales import relevance_scale, rescale
 
 __all__ = [
@@ -31,6 +30,7 @@ __all__ = [
     "get_embedder",
     "normalise_rows",
     "passage_vectors",
+    "query_vectors",
     "relevance_scale",
     "rescale",
 ]

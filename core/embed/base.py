@@ -35,12 +35,6 @@ class Embedder(Protocol):
     def query(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
-def embed_query(embedder: Embedder, question: str) -> np.ndarray:
-    """The question's vector: `query` when the embedder has one (wrappers may not), else `embed`."""
-    query = getattr(embedder, "query", None) or embedder.embed
-    return np.asarray(query([question])[0], dtype=np.float32)
-
-
 def embedded_text(section: str, text: str, keywords: Sequence[str], title: str = "") -> str:
     """The seed's embedding input: `[SECTION: …] <text> Keywords: a, b` (section falls back to title)."""
     head = section or title

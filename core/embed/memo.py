@@ -4,7 +4,11 @@ Extractive answers embed the sentences of the best chunks for every question (co
 readers' questions land on the same popular posts again and again, so most of those sentences were
 embedded a moment ago. On 2 cores that embedding was most of an answer's CPU time, and under many
 readers at once the answers queued behind it. A bounded, thread-safe LRU keyed by (model, text) gives
-the same vectors without the work; it never holds question vectors (those differ per question).
+the same vectors without the work.
+
+Questions get a small memo of their own (`embed_query`): one question is embedded by the search and
+again by the extractive answer (and popular questions come back from other readers); py-spy put query
+embedding at about a third of the app's CPU under 8 readers at once before it.
 """
 
 from __future__ import annotations
@@ -20,11 +24,18 @@ from core.embed.base import Embedder
 DEFAULT_ITEMS = 50_000  # 384-d float32: ~77 MB at most
 
 
-class VectorMemo:
-    """`embed(embedder, texts)`: the embedder's vectors for `texts`, computing only those not seen before."""
+DEFAULT_QUESTIONS = 2_048
 
-    def __init__(self, max_items: int = DEFAULT_ITEMS) -> None:
+
+class VectorMemo:
+    """`embed(embedder, texts)`: the embedder's vectors for `texts`, computing only those not seen before.
+
+    `queries=True` memoises the question form (`embedder.query`, e.g. e5's "query: " prefix) instead.
+    """
+
+    def __init__(self, max_items: int = DEFAULT_ITEMS, *, queries: bool = False) -> None:
         self.max_items = max_items
+        self.queries = queries
         self._vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
@@ -32,6 +43,7 @@ class VectorMemo:
 
     def embed(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
         keys = [(embedder.model_id, text) for text in texts]
+        compute = (getattr(embedder, "query", None) if self.queries else None) or embedder.embed
         found: dict[tuple[str, str], np.ndarray] = {}
         with self._lock:
             for key in keys:
@@ -41,7 +53,7 @@ class VectorMemo:
                     found[key] = vector
         missing = list(dict.fromkeys(k for k in keys if k not in found))
         if missing:
-            computed = np.asarray(embedder.embed([text for _, text in missing]), dtype=np.float32)
+            computed = np.asarray(compute([text for _, text in missing]), dtype=np.float32)
             with self._lock:
                 for key, vector in zip(missing, computed, strict=True):
                     self._vectors[key] = found[key] = vector
@@ -63,3 +75,10 @@ class VectorMemo:
 
 #: The process's memo of passage sentences and headings (shared by every reader's session).
 passage_vectors = VectorMemo()
+#: The process's memo of question vectors.
+query_vectors = VectorMemo(DEFAULT_QUESTIONS, queries=True)
+
+
+def embed_query(embedder: Embedder, question: str) -> np.ndarray:
+    """The question's vector (`query` form when the embedder has one), memoised per (model, question)."""
+    return query_vectors.embed(embedder, [question])[0]  # a copy: the memo's own stays unchanged
