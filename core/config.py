@@ -33,6 +33,12 @@ GROUNDINGS = ("check", "strict")
 MAX_BUILTIN_SLOTS = 64
 REMOTE_ANSWER_CONCURRENCY = 16  # answers generated at once with OpenAI or a compatible server
 
+# Data directories on object storage (LanceDB's schemes; `s3+ddb` is S3 with a DynamoDB commit store).
+DATA_URI_SCHEMES = ("s3", "s3+ddb", "gs", "az", "abfs")
+# Where side files (reply cache, routing rules, conversations) live when the tables are on object storage
+# and INKWELL_LOCAL_DIR is not set: one folder per data URI under it.
+DEFAULT_LOCAL_HOME = Path("~/.local/share/inkwell")
+
 # Variables that keep their conventional names instead of INKWELL_*.
 _ENV_ALIASES = {"openai_api_key": "OPENAI_API_KEY", "openai_base_url": "OPENAI_BASE_URL"}
 
@@ -41,9 +47,81 @@ class ConfigError(ValueError):
     """A setting has a value we cannot use; the message says which and why."""
 
 
+class DataUri(str):
+    """A data directory on object storage (`s3://bucket/prefix`, `gs://…`, `az://…`), kept as the URI
+    LanceDB opens. It offers the few `Path` operations Inkwell uses on a data directory (`/`, `name`,
+    `resolve`, `expanduser`) so code that joins table folders works for both; it is never a local file."""
+
+    __slots__ = ()
+
+    @property
+    def scheme(self) -> str:
+        return self.split("://", 1)[0].lower()
+
+    @property
+    def name(self) -> str:
+        return self.rstrip("/").rsplit("/", 1)[-1]
+
+    def __truediv__(self, other: str) -> DataUri:
+        return DataUri(f"{self.rstrip('/')}/{str(other).strip('/')}")
+
+    def resolve(self) -> DataUri:
+        return self
+
+    def expanduser(self) -> DataUri:
+        return self
+
+
+def is_data_uri(value: object) -> bool:
+    """Whether a data directory names object storage (a URI with one of LanceDB's schemes)."""
+    text = str(value)
+    return "://" in text and text.split("://", 1)[0].lower() in DATA_URI_SCHEMES
+
+
+def as_data_dir(value: str | Path) -> Path | DataUri:
+    """A data directory setting as Inkwell keeps it: a `DataUri` for object storage, else a local Path
+    (`file://` URIs included)."""
+    if isinstance(value, DataUri):
+        return value
+    text = str(value)
+    if is_data_uri(text):
+        return DataUri(text)
+    if "://" in text:
+        scheme = text.split("://", 1)[0].lower()
+        if scheme != "file":
+            raise ConfigError(
+                f"data_dir {scheme}:// is not supported (a folder, or one of "
+                f"{', '.join(s + '://' for s in DATA_URI_SCHEMES)})"
+            )
+        text = text.split("://", 1)[1]
+    return Path(text).expanduser()
+
+
+def local_home(data_dir: str | Path, local_dir: str | Path | None = None) -> Path:
+    """The local folder for what Inkwell keeps beside the tables (reply cache, routing rules,
+    conversations): the data directory itself when it is local; for object storage `local_dir`
+    (INKWELL_LOCAL_DIR), else ~/.local/share/inkwell/<the URI as a folder name>."""
+    where = as_data_dir(data_dir)
+    if not isinstance(where, DataUri):
+        return where
+    base = local_dir or os.environ.get("INKWELL_LOCAL_DIR") or None
+    if base:
+        return Path(base).expanduser()
+    slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in where.replace("://", "-").strip("/"))
+    return DEFAULT_LOCAL_HOME.expanduser() / slug
+
+
 @dataclass
 class Settings:
-    data_dir: Path = Path("data/lancedb")
+    # A folder, or object storage as a URI (s3://bucket/prefix, gs://…, az://…; core/store/location.py
+    # reads endpoint, region and credentials from the usual environment variables).
+    data_dir: Path | DataUri = Path("data/lancedb")
+    # Side files' home when data_dir is a URI (see local_home); unused for a local data_dir.
+    local_dir: Path | None = None
+    # How stale a long-lived process's view of the tables may get, in seconds: 0 checks for other
+    # writers' commits on every read (one small request on object storage); a replica behind a load
+    # balancer can set a few seconds to save those requests, and then sees others' writes within it.
+    read_consistency_seconds: float = 0.0
 
     # Embeddings: "local" (sentence-transformers, bundled MiniLM by default) or "openai" (any
     # OpenAI-compatible /v1/embeddings endpoint).
@@ -137,6 +215,9 @@ class Settings:
     # without a cap, 0.57 with 2; at 6,000 tokens 0.93 against 0.89).
     max_chunks_per_post: int = 0
 
+    def __post_init__(self) -> None:
+        self.data_dir = as_data_dir(self.data_dir)  # a str or Path given directly, or by replace()
+
     @classmethod
     def load(
         cls,
@@ -214,10 +295,17 @@ class Settings:
             raise ConfigError(f"answer_time_limit must be > 0 seconds, not {self.answer_time_limit}")
         if self.max_question_chars < 0:
             raise ConfigError(f"max_question_chars must be >= 0 (0: no limit), not {self.max_question_chars}")
+        if self.read_consistency_seconds < 0:
+            raise ConfigError(f"read_consistency_seconds must be >= 0, not {self.read_consistency_seconds}")
         if not self.conversation_hours > 0:
             raise ConfigError(f"conversation_hours must be > 0, not {self.conversation_hours}")
 
     # Derived choices -----------------------------------------------------------------------------
+
+    @property
+    def local_home(self) -> Path:
+        """Where side files live: the data directory, or a local folder when it is on object storage."""
+        return local_home(self.data_dir, self.local_dir)
 
     @property
     def uses_builtin_llm(self) -> bool:
@@ -255,6 +343,8 @@ class Settings:
 def _coerce(f: dataclasses.Field, value: Any) -> Any:
     kind = str(f.type)
     try:
+        if f.name == "data_dir":
+            return as_data_dir(value)
         if kind.startswith("Path"):
             return Path(value).expanduser()
         if isinstance(value, str):
