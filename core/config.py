@@ -130,6 +130,9 @@ class Settings:
     embed_dimensions: int | None = None
     embed_batch_size: int = 32
     embed_base_url: str | None = None
+    # Remote embeddings (core/embed/remote.py): batches of embed_batch_size texts sent at most this many
+    # at a time (a TEI, vLLM, Infinity or Ollama server batches concurrent requests on its side).
+    embed_concurrency: int = 4
 
     # Answers. With no key and no base URL, the built-in llama.cpp server answers.
     openai_api_key: str | None = field(default=None, repr=False)
@@ -275,6 +278,8 @@ class Settings:
             raise ConfigError(f"need 0 <= min_chunks ({self.min_chunks}) <= max_chunks ({self.max_chunks})")
         if self.top_k < 1 or self.chunk_tokens < 20 or self.fixed_chars < 50:
             raise ConfigError("top_k must be >= 1, chunk_tokens >= 20 and fixed_chars >= 50")
+        if self.embed_batch_size < 1 or self.embed_concurrency < 1:
+            raise ConfigError("embed_batch_size and embed_concurrency must be >= 1")
         if self.llm_concurrency < 1:
             raise ConfigError(f"llm_concurrency must be >= 1, not {self.llm_concurrency}")
         if not 0 <= self.fixed_overlap < self.fixed_chars:
