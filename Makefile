@@ -58,6 +58,7 @@ lint: install
 bench: install
 	$(BIN)/python bench/long_text.py
 	$(BIN)/python bench/bench.py
+	$(BIN)/python bench/remote_embed.py
 
 # Concurrent writers: 4 `inkwell ingest` processes and a chunk edit on one existing table, 20 runs, each
 # compared with the same writes done one after the other (`make test` runs 1).
