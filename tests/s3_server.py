@@ -7,8 +7,8 @@ Why a wrapper around moto's app: moto checks a conditional PUT (`If-None-Match: 
 commit a table version) and then stores the object in two steps, so two concurrent PUTs of the same key
 could both pass the check; real S3 decides them atomically. Writes (PUT/POST/DELETE) are therefore served
 one at a time here, which makes put-if-absent atomic as on S3, while reads stay concurrent. The wrapper
-also counts PUTs of table-version manifests with and without the condition (GET /_inkwell/stats), so a
-test can show which commit protocol lance used.
+also counts requests by method and PUTs of table-version manifests with and without the condition
+(GET /_inkwell/stats), so a test can show which commit protocol lance used and a bench what a search costs.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ class SerialWrites:
             )
             return [body]
         method = environ.get("REQUEST_METHOD", "GET")
+        self.stats[f"requests_{method}"] += 1
         if method not in ("PUT", "POST", "DELETE"):
             return self.app(environ, start_response)
         if method == "PUT" and "/_versions/" in path and path.endswith(".manifest"):
