@@ -290,3 +290,26 @@ def test_a_second_process_sees_the_first_ones_ingest_and_undo(s3, s3_env, embed_
         if reader.stdin:
             reader.stdin.close()
         reader.wait(timeout=30)
+
+
+def test_the_app_on_s3_ingests_a_paste_and_undoes_it(s3, s3_env, monkeypatch, tmp_path) -> None:
+    from tests.conftest import isolate_app, open_app, shown, texts
+
+    isolate_app(monkeypatch, s3.uri("app"))  # type: ignore[arg-type]
+    monkeypatch.setenv("INKWELL_LOCAL_DIR", str(tmp_path / "local"))
+    monkeypatch.setenv("INKWELL_READ_CONSISTENCY_SECONDS", "2")  # handles kept open, as a replica would
+
+    def table_caption(at) -> str:
+        return next(c for c in shown(at.sidebar.caption) if c.startswith("**Table:**"))
+
+    at = open_app("pages/ingest.py")
+    at.text_input(key="paste_title").input("On Veneer")
+    at.text_area(key="paste_text").input("Zebrawood veneer is sawn thin and glued to a stable core.")
+    at.button(key="paste_ingest").click().run()
+    assert not at.exception, at.exception
+    assert table_caption(at) == "**Table:** 1 post · 1 chunk"
+    undo = next(b for b in at.button if str(b.label).startswith("Undo last change"))
+    undo.click().run()
+    assert not at.exception, at.exception
+    assert any(t.startswith("Undone:") for t in texts(at.success))
+    assert table_caption(at) == "**Table:** 0 posts · 0 chunks"
