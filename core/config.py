@@ -170,7 +170,7 @@ class Settings:
     answer_time_limit: float = 120.0
     max_question_chars: int = 1000
 
-    # Conversations (core/serve/conversations.py): the chat's turns kept in <data dir>/conversations.sqlite
+    # Conversations (core/serve/conversations.py): the chat's turns kept in <local_home>/conversations.sqlite
     # so a reload restores them, for `conversation_hours` after the last question; off: none are kept.
     keep_conversations: bool = True
     conversation_hours: float = 24.0

@@ -313,3 +313,20 @@ def test_the_app_on_s3_ingests_a_paste_and_undoes_it(s3, s3_env, monkeypatch, tm
     assert not at.exception, at.exception
     assert any(t.startswith("Undone:") for t in texts(at.success))
     assert table_caption(at) == "**Table:** 0 posts · 0 chunks"
+
+
+def test_eval_scratch_tables_live_at_the_uri(s3, s3_env, embed_server, tmp_path) -> None:
+    from core.evaluate.compare import posts_table
+    from core.ingest import ingest_paths
+    from core.parse import parse_paths
+
+    uri = s3.uri("eval")
+    settings = settings_from({**environ(embed_server, uri), **s3_env})  # type: ignore[arg-type]
+    folder = write_posts(tmp_path / "posts", _posts(3))
+    assert ingest_paths([folder], settings).ok
+    scratch = posts_table(
+        parse_paths([folder]).posts, settings.replace(chunk_tokens=60), embedder=HashEmbedder()
+    )
+    assert str(scratch.data_dir).startswith(f"{uri}/eval-tables/")
+    assert scratch.counts()[0] == 3
+    assert not any(p.suffix == ".lance" for p in tmp_path.rglob("*.lance"))  # no table on local disk
