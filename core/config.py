@@ -97,14 +97,14 @@ def as_data_dir(value: str | Path) -> Path | DataUri:
     return Path(text).expanduser()
 
 
-def local_home(data_dir: str | Path, local_dir: str | Path | None = None) -> Path:
+def local_home(data_dir: str | Path, environ: Mapping[str, str] | None = None) -> Path:
     """The local folder for what Inkwell keeps beside the tables (reply cache, routing rules,
-    conversations): the data directory itself when it is local; for object storage `local_dir`
-    (INKWELL_LOCAL_DIR), else ~/.local/share/inkwell/<the URI as a folder name>."""
+    conversations): the data directory itself when it is local; for object storage INKWELL_LOCAL_DIR,
+    else ~/.local/share/inkwell/<the URI as a folder name>."""
     where = as_data_dir(data_dir)
     if not isinstance(where, DataUri):
         return where
-    base = local_dir or os.environ.get("INKWELL_LOCAL_DIR") or None
+    base = (os.environ if environ is None else environ).get("INKWELL_LOCAL_DIR")
     if base:
         return Path(base).expanduser()
     slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in where.replace("://", "-").strip("/"))
@@ -116,8 +116,6 @@ class Settings:
     # A folder, or object storage as a URI (s3://bucket/prefix, gs://…, az://…; core/store/location.py
     # reads endpoint, region and credentials from the usual environment variables).
     data_dir: Path | DataUri = Path("data/lancedb")
-    # Side files' home when data_dir is a URI (see local_home); unused for a local data_dir.
-    local_dir: Path | None = None
     # How stale a long-lived process's view of the tables may get, in seconds: 0 checks for other
     # writers' commits on every read (one small request on object storage); a replica behind a load
     # balancer can set a few seconds to save those requests, and then sees others' writes within it.
@@ -309,8 +307,9 @@ class Settings:
 
     @property
     def local_home(self) -> Path:
-        """Where side files live: the data directory, or a local folder when it is on object storage."""
-        return local_home(self.data_dir, self.local_dir)
+        """Where side files live: the data directory, or a local folder when it is on object storage
+        (INKWELL_LOCAL_DIR, an environment variable so that every caller finds the same folder)."""
+        return local_home(self.data_dir)
 
     @property
     def uses_builtin_llm(self) -> bool:

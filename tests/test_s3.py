@@ -45,10 +45,9 @@ def test_data_dir_uri_is_kept_as_a_uri_and_side_files_get_a_local_home(tmp_path:
     assert isinstance(settings.data_dir, DataUri) and settings.data_dir == "s3://bucket/blogs/mara"
     assert settings.data_dir / "eval-tables" == "s3://bucket/blogs/mara/eval-tables"
     assert settings.data_dir.name == "mara"
-    home = settings.local_home
+    home = local_home(settings.data_dir, {})
     assert home.is_absolute() and home.name == "s3-bucket-blogs-mara"
-    chosen = Settings.load(environ={"INKWELL_DATA_DIR": "gs://b/p", "INKWELL_LOCAL_DIR": str(tmp_path)})
-    assert chosen.local_home == tmp_path
+    assert local_home("gs://b/p", {"INKWELL_LOCAL_DIR": str(tmp_path)}) == tmp_path
     # Local folders behave as before: a Path, and the side files beside the tables.
     local = Settings.load(environ={"INKWELL_DATA_DIR": str(tmp_path / "db")})
     assert local.data_dir == tmp_path / "db" and local.local_home == tmp_path / "db"

@@ -354,10 +354,9 @@ def _scratch_table(
     stale = set(store.post_states()) - {post.post_id for post in posts}
     if stale:
         store.delete_posts(sorted(stale))
-    # On object storage the scratch table's side files get their own local folder, not the stored table's.
-    local = config_settings.local_home / SCRATCH_DIR / folder.name
-    scratch_settings = config_settings.replace(data_dir=folder, local_dir=local)
-    report = ingest_posts(list(posts), scratch_settings, store=store, embedder=embedder)
+    report = ingest_posts(
+        list(posts), config_settings.replace(data_dir=folder), store=store, embedder=embedder
+    )
     failed = [f"{o.post_id}: {o.message}" for o in report.outcomes if o.status == "failed"]
     if not report.outcomes or len(failed) == len(report.outcomes):
         raise ValueError(
