@@ -10,8 +10,8 @@ once before any clock starts, so the figures are storage and pipeline only). Pri
 - hybrid search p50 / p95 over the posts' titles as questions, with the store kept open as the app keeps
   it, at read_consistency_seconds 0 (every access checks for a newer commit) and 5, and the S3 requests
   each search made;
-- a replica: how long until a second, already open store sees a post the first one just ingested, at
-  read_consistency_seconds 0 and 2.
+- a replica: how long until a second, already open store (its own connection) sees a post another
+  writer just ingested, at read_consistency_seconds 0 and 2.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def main() -> None:
                 time.sleep(0.01)
             rows.append(
                 (
-                    f"replica sees another process's ingest (consistency {consistency:g} s)",
+                    f"an open store sees another writer's ingest (consistency {consistency:g} s)",
                     f"{time.monotonic() - written:.2f} s",
                     "",
                 )
