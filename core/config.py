@@ -60,10 +60,12 @@ class DataUri(str):
 
     @property
     def name(self) -> str:
-        return self.rstrip("/").rsplit("/", 1)[-1]
+        return self.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
 
     def __truediv__(self, other: str) -> DataUri:
-        return DataUri(f"{self.rstrip('/')}/{str(other).strip('/')}")
+        path, _, query = self.partition("?")  # s3+ddb://…?ddbTableName=… keeps its query last
+        joined = f"{path.rstrip('/')}/{str(other).strip('/')}"
+        return DataUri(f"{joined}?{query}" if query else joined)
 
     def resolve(self) -> DataUri:
         return self
@@ -107,7 +109,8 @@ def local_home(data_dir: str | Path, environ: Mapping[str, str] | None = None) -
     base = (os.environ if environ is None else environ).get("INKWELL_LOCAL_DIR")
     if base:
         return Path(base).expanduser()
-    slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in where.replace("://", "-").strip("/"))
+    plain = where.split("?", 1)[0].replace("://", "-").strip("/")
+    slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in plain)
     return DEFAULT_LOCAL_HOME.expanduser() / slug
 
 

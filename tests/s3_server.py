@@ -105,6 +105,33 @@ class S3Server:
     def uri(self, prefix: str) -> str:
         return f"s3://{BUCKET}/{prefix}"
 
+    def ddb_uri(self, prefix: str, table: str = "lance-commits") -> str:
+        """The same bucket with lance's DynamoDB commit store (the table is made on first use)."""
+        import boto3
+
+        client = boto3.client("dynamodb", endpoint_url=self.endpoint, **_boto_credentials())
+        if table not in client.list_tables()["TableNames"]:
+            client.create_table(
+                TableName=table,
+                KeySchema=[
+                    {"AttributeName": "base_uri", "KeyType": "HASH"},
+                    {"AttributeName": "version", "KeyType": "RANGE"},
+                ],
+                AttributeDefinitions=[
+                    {"AttributeName": "base_uri", "AttributeType": "S"},
+                    {"AttributeName": "version", "AttributeType": "N"},
+                ],
+                BillingMode="PAY_PER_REQUEST",
+            )
+        return f"s3+ddb://{BUCKET}/{prefix}?ddbTableName={table}"
+
+    def commits_recorded(self, table: str = "lance-commits") -> int:
+        """Table versions committed through the DynamoDB commit store."""
+        import boto3
+
+        client = boto3.client("dynamodb", endpoint_url=self.endpoint, **_boto_credentials())
+        return int(client.scan(TableName=table, Select="COUNT")["Count"])
+
     def stats(self) -> dict[str, int]:
         import urllib.request
 

@@ -83,6 +83,11 @@ def test_storage_options_carry_endpoint_and_region_but_never_secrets() -> None:
         storage_options("s3://b/p", {"INKWELL_STORAGE_OPTIONS": "secret-not-json"})
     assert "secret-not-json" not in str(bad.value)
     assert describe("s3+ddb://b/p?ddbTableName=commits") == "s3+ddb://b/p"
+    ddb = DataUri("s3+ddb://b/p?ddbTableName=commits")
+    assert ddb / "eval-tables" == "s3+ddb://b/p/eval-tables?ddbTableName=commits" and ddb.name == "p"
+    assert storage_options(ddb, {"AWS_ENDPOINT_URL": "http://127.0.0.1:9"})["dynamodb_endpoint"] == (
+        "http://127.0.0.1:9"
+    )
 
 
 # Against the S3 server ----------------------------------------------------------------------------------
@@ -113,14 +118,19 @@ def _posts(n: int, tag: str = "") -> dict[str, str]:
     return {f"p{i}": post(f"Post {i}", paragraphs(f"p{i}{tag}")) for i in range(n)}
 
 
-def test_ingest_reingest_edit_delete_undo_and_search_on_s3(s3, s3_env, embed_server, tmp_path) -> None:
+@pytest.mark.parametrize("commits", ["conditional-put", "dynamodb"])
+def test_ingest_reingest_edit_delete_undo_and_search_on_s3(
+    s3, s3_env, embed_server, tmp_path, commits
+) -> None:
     from core.ingest import ingest_paths
     from core.search import search
     from core.search.route import load_rules, rules_path, save_rules
     from core.serve.conversations import Conversations
     from core.store import Store
 
-    uri = s3.uri("lifecycle")
+    uri = s3.uri(f"lifecycle-{commits}") if commits == "conditional-put" else s3.ddb_uri("lifecycle-ddb")
+    recorded = s3.commits_recorded() if commits == "dynamodb" else 0
+    unconditional = s3.stats().get("manifest_puts_unconditional", 0)
     env = {**environ(embed_server, uri), **s3_env}  # type: ignore[arg-type]
     settings = settings_from(env)
     assert isinstance(settings.data_dir, DataUri)
@@ -157,7 +167,10 @@ def test_ingest_reingest_edit_delete_undo_and_search_on_s3(s3, s3_env, embed_ser
     assert load_rules(settings.data_dir, ["essays"])[0]
     conversations = Conversations.for_settings(settings)
     assert conversations.path.parent == tmp_path / "local"
-    assert s3.stats().get("manifest_puts_unconditional", 0) == 0  # every commit was put-if-absent
+    if commits == "conditional-put":  # every commit was put-if-absent
+        assert s3.stats().get("manifest_puts_unconditional", 0) == unconditional
+    else:  # every commit went through the DynamoDB table
+        assert s3.commits_recorded() - recorded >= len(store.posts.list_versions()) - 1
 
 
 def test_cli_on_s3_ingest_search_and_posts(s3, s3_env, embed_server, tmp_path) -> None:
@@ -184,12 +197,13 @@ def test_cli_on_s3_ingest_search_and_posts(s3, s3_env, embed_server, tmp_path) -
         assert s3.env["AWS_ACCESS_KEY_ID"] not in output.stdout + output.stderr
 
 
+@pytest.mark.parametrize("commits", ["conditional-put", "dynamodb"])
 def test_two_ingesters_and_an_editor_on_s3_lose_and_duplicate_nothing(
-    s3, s3_env, embed_server, tmp_path
+    s3, s3_env, embed_server, tmp_path, commits
 ) -> None:
     from core.ingest import ingest_paths
 
-    uri = s3.uri("writers")
+    uri = s3.uri(f"writers-{commits}") if commits == "conditional-put" else s3.ddb_uri("writers-ddb")
     env = {**environ(embed_server, uri), **s3_env}  # type: ignore[arg-type]
     base_posts = {
         "common": post("Common", paragraphs("common")),
@@ -219,11 +233,10 @@ def test_two_ingesters_and_an_editor_on_s3_lose_and_duplicate_nothing(
     again = ingest_paths(folders, settings_from(env))
     assert again.count("unchanged") == len(again.outcomes) and again.chunks_embedded == 0, again.summary()
     after = s3.stats()
-    assert after.get("manifest_puts_unconditional", 0) == 0
-    print(
-        f"\n2 ingesters + 1 editor on s3: exact in {outcome.seconds:.1f} s; manifest PUTs refused by "
-        f"If-None-Match: {after.get('manifest_puts_refused', 0) - before.get('manifest_puts_refused', 0)}"
-    )
+    if commits == "conditional-put":
+        assert after.get("manifest_puts_unconditional", 0) == before.get("manifest_puts_unconditional", 0)
+    refused = after.get("manifest_puts_refused", 0) - before.get("manifest_puts_refused", 0)
+    print(f"\n2 ingesters + 1 editor on {uri}: exact in {outcome.seconds:.1f} s; PUTs refused: {refused}")
 
 
 READER = """

@@ -13,8 +13,9 @@ Commits on S3 are safe with many writers: lance writes each new table version's 
 conditional PUT (`If-None-Match: *`, put-if-absent), so two writers cannot both create version N; the
 loser rebases or retries (core/store/commit.py). GCS and Azure have native put-if-absent. For an
 S3-compatible store without conditional writes, lance's DynamoDB commit store is used by naming the
-data directory `s3+ddb://bucket/prefix?ddbTableName=<table>` (LanceDB's storage docs give the table's
-keys).
+data directory `s3+ddb://bucket/prefix?ddbTableName=<table>`: a DynamoDB table with hash key
+`base_uri` (string) and range key `version` (number), reached at AWS_ENDPOINT_URL_DYNAMODB /
+DYNAMODB_ENDPOINT / AWS_ENDPOINT_URL when not AWS's own.
 """
 
 from __future__ import annotations
@@ -47,6 +48,14 @@ def storage_options(data_dir: str | Path, environ: Mapping[str, str] | None = No
             options["aws_endpoint"] = endpoint
             if endpoint.lower().startswith("http://"):
                 options["allow_http"] = "true"
+        if where.scheme == "s3+ddb":  # the commit table's endpoint, by the AWS SDKs' naming
+            ddb = (
+                env.get("AWS_ENDPOINT_URL_DYNAMODB")
+                or env.get("DYNAMODB_ENDPOINT")
+                or env.get("AWS_ENDPOINT_URL")
+            )
+            if ddb:
+                options["dynamodb_endpoint"] = ddb
         region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
         if region:
             options["aws_region"] = region
