@@ -119,9 +119,10 @@ class Settings:
     # A folder, or object storage as a URI (s3://bucket/prefix, gs://…, az://…; core/store/location.py
     # reads endpoint, region and credentials from the usual environment variables).
     data_dir: Path | DataUri = Path("data/lancedb")
-    # How stale a long-lived process's view of the tables may get, in seconds: 0 checks for other
-    # writers' commits on every read (one small request on object storage); a replica behind a load
-    # balancer can set a few seconds to save those requests, and then sees others' writes within it.
+    # How stale a long-lived process's view of the tables may get, in seconds (core/store/tables.py): 0
+    # opens each table at its latest commit at every access (~24 requests a search on object storage,
+    # bench/object_store.py); a replica behind a load balancer can set a few seconds to keep its table
+    # handles open (~3 requests a search), and then sees others' writes within that time.
     read_consistency_seconds: float = 0.0
 
     # Embeddings: "local" (sentence-transformers, bundled MiniLM by default) or "openai" (any
