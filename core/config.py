@@ -34,7 +34,7 @@ MAX_BUILTIN_SLOTS = 64
 REMOTE_ANSWER_CONCURRENCY = 16  # answers generated at once with OpenAI or a compatible server
 
 # Data directories on object storage (LanceDB's schemes; `s3+ddb` is S3 with a DynamoDB commit store).
-DATA_URI_SCHEMES = ("s3", "s3+ddb", "gs", "az", "abfs")
+DATA_URI_SCHEMES = ("s3", "s3+ddb", "gs", "az")
 # Where side files (reply cache, routing rules, conversations) live when the tables are on object storage
 # and INKWELL_LOCAL_DIR is not set: one folder per data URI under it.
 DEFAULT_LOCAL_HOME = Path("~/.local/share/inkwell")
