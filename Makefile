@@ -7,7 +7,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install browser run test lint bench bench-demo bench-writers bench-load demo clean
+.PHONY: install browser run test lint bench bench-demo bench-writers bench-load bench-storage demo clean
 
 install: $(STAMP)
 
@@ -58,6 +58,7 @@ lint: install
 bench: install
 	$(BIN)/python bench/long_text.py
 	$(BIN)/python bench/bench.py
+	$(BIN)/python bench/remote_embed.py
 
 # Concurrent writers: 4 `inkwell ingest` processes and a chunk edit on one existing table, 20 runs, each
 # compared with the same writes done one after the other (`make test` runs 1).
@@ -70,6 +71,11 @@ bench-demo: install
 	$(BIN)/python bench/routing.py
 	$(BIN)/python bench/posts.py
 	$(BIN)/python bench/multilingual.py --no-llm
+
+# The table on object storage (moto's S3 server on 127.0.0.1) against a local folder: ingest, search
+# p50/p95 and S3 requests per search at two read-consistency settings, how soon a replica sees a write.
+bench-storage: install
+	$(BIN)/python bench/object_store.py
 
 # Many readers at once against a running app (bench/load.py): time to first word for 1, 8 and 32
 # readers, answers per minute, errors. Long on 2 cores: every generated answer reads its prompt.

@@ -33,6 +33,12 @@ GROUNDINGS = ("check", "strict")
 MAX_BUILTIN_SLOTS = 64
 REMOTE_ANSWER_CONCURRENCY = 16  # answers generated at once with OpenAI or a compatible server
 
+# Data directories on object storage (LanceDB's schemes; `s3+ddb` is S3 with a DynamoDB commit store).
+DATA_URI_SCHEMES = ("s3", "s3+ddb", "gs", "az")
+# Where side files (reply cache, routing rules, conversations) live when the tables are on object storage
+# and INKWELL_LOCAL_DIR is not set: one folder per data URI under it.
+DEFAULT_LOCAL_HOME = Path("~/.local/share/inkwell")
+
 # Variables that keep their conventional names instead of INKWELL_*.
 _ENV_ALIASES = {"openai_api_key": "OPENAI_API_KEY", "openai_base_url": "OPENAI_BASE_URL"}
 
@@ -41,9 +47,83 @@ class ConfigError(ValueError):
     """A setting has a value we cannot use; the message says which and why."""
 
 
+class DataUri(str):
+    """A data directory on object storage (`s3://bucket/prefix`, `gs://…`, `az://…`), kept as the URI
+    LanceDB opens. It offers the few `Path` operations Inkwell uses on a data directory (`/`, `name`,
+    `resolve`, `expanduser`) so code that joins table folders works for both; it is never a local file."""
+
+    __slots__ = ()
+
+    @property
+    def scheme(self) -> str:
+        return self.split("://", 1)[0].lower()
+
+    @property
+    def name(self) -> str:
+        return self.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+
+    def __truediv__(self, other: str) -> DataUri:
+        path, _, query = self.partition("?")  # s3+ddb://…?ddbTableName=… keeps its query last
+        joined = f"{path.rstrip('/')}/{str(other).strip('/')}"
+        return DataUri(f"{joined}?{query}" if query else joined)
+
+    def resolve(self) -> DataUri:
+        return self
+
+    def expanduser(self) -> DataUri:
+        return self
+
+
+def is_data_uri(value: object) -> bool:
+    """Whether a data directory names object storage (a URI with one of LanceDB's schemes)."""
+    text = str(value)
+    return "://" in text and text.split("://", 1)[0].lower() in DATA_URI_SCHEMES
+
+
+def as_data_dir(value: str | Path) -> Path | DataUri:
+    """A data directory setting as Inkwell keeps it: a `DataUri` for object storage, else a local Path
+    (`file://` URIs included)."""
+    if isinstance(value, DataUri):
+        return value
+    text = str(value)
+    if is_data_uri(text):
+        return DataUri(text)
+    if "://" in text:
+        scheme = text.split("://", 1)[0].lower()
+        if scheme != "file":
+            raise ConfigError(
+                f"data_dir {scheme}:// is not supported (a folder, or one of "
+                f"{', '.join(s + '://' for s in DATA_URI_SCHEMES)})"
+            )
+        text = text.split("://", 1)[1]
+    return Path(text).expanduser()
+
+
+def local_home(data_dir: str | Path, environ: Mapping[str, str] | None = None) -> Path:
+    """The local folder for what Inkwell keeps beside the tables (reply cache, routing rules,
+    conversations): the data directory itself when it is local; for object storage INKWELL_LOCAL_DIR,
+    else ~/.local/share/inkwell/<the URI as a folder name>."""
+    where = as_data_dir(data_dir)
+    if not isinstance(where, DataUri):
+        return where
+    base = (os.environ if environ is None else environ).get("INKWELL_LOCAL_DIR")
+    if base:
+        return Path(base).expanduser()
+    plain = where.split("?", 1)[0].replace("://", "-").strip("/")
+    slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in plain)
+    return DEFAULT_LOCAL_HOME.expanduser() / slug
+
+
 @dataclass
 class Settings:
-    data_dir: Path = Path("data/lancedb")
+    # A folder, or object storage as a URI (s3://bucket/prefix, gs://…, az://…; core/store/location.py
+    # reads endpoint, region and credentials from the usual environment variables).
+    data_dir: Path | DataUri = Path("data/lancedb")
+    # How stale a long-lived process's view of the tables may get, in seconds (core/store/tables.py): 0
+    # opens each table at its latest commit at every access (~24 requests a search on object storage,
+    # bench/object_store.py); a replica behind a load balancer can set a few seconds to keep its table
+    # handles open (~3 requests a search), and then sees others' writes within that time.
+    read_consistency_seconds: float = 0.0
 
     # Embeddings: "local" (sentence-transformers, bundled MiniLM by default) or "openai" (any
     # OpenAI-compatible /v1/embeddings endpoint).
@@ -52,6 +132,9 @@ class Settings:
     embed_dimensions: int | None = None
     embed_batch_size: int = 32
     embed_base_url: str | None = None
+    # Remote embeddings (core/embed/remote.py): batches of embed_batch_size texts sent at most this many
+    # at a time (a TEI, vLLM, Infinity or Ollama server batches concurrent requests on its side).
+    embed_concurrency: int = 4
 
     # Answers. With no key and no base URL, the built-in llama.cpp server answers.
     openai_api_key: str | None = field(default=None, repr=False)
@@ -89,7 +172,7 @@ class Settings:
     answer_time_limit: float = 120.0
     max_question_chars: int = 1000
 
-    # Conversations (core/serve/conversations.py): the chat's turns kept in <data dir>/conversations.sqlite
+    # Conversations (core/serve/conversations.py): the chat's turns kept in <local_home>/conversations.sqlite
     # so a reload restores them, for `conversation_hours` after the last question; off: none are kept.
     keep_conversations: bool = True
     conversation_hours: float = 24.0
@@ -136,6 +219,9 @@ class Settings:
     # caps of 2-4 brought in more posts but lost evidence (at 1,200 tokens 0.67 of the needed quotes
     # without a cap, 0.57 with 2; at 6,000 tokens 0.93 against 0.89).
     max_chunks_per_post: int = 0
+
+    def __post_init__(self) -> None:
+        self.data_dir = as_data_dir(self.data_dir)  # a str or Path given directly, or by replace()
 
     @classmethod
     def load(
@@ -194,6 +280,8 @@ class Settings:
             raise ConfigError(f"need 0 <= min_chunks ({self.min_chunks}) <= max_chunks ({self.max_chunks})")
         if self.top_k < 1 or self.chunk_tokens < 20 or self.fixed_chars < 50:
             raise ConfigError("top_k must be >= 1, chunk_tokens >= 20 and fixed_chars >= 50")
+        if self.embed_batch_size < 1 or self.embed_concurrency < 1:
+            raise ConfigError("embed_batch_size and embed_concurrency must be >= 1")
         if self.llm_concurrency < 1:
             raise ConfigError(f"llm_concurrency must be >= 1, not {self.llm_concurrency}")
         if not 0 <= self.fixed_overlap < self.fixed_chars:
@@ -214,10 +302,18 @@ class Settings:
             raise ConfigError(f"answer_time_limit must be > 0 seconds, not {self.answer_time_limit}")
         if self.max_question_chars < 0:
             raise ConfigError(f"max_question_chars must be >= 0 (0: no limit), not {self.max_question_chars}")
+        if self.read_consistency_seconds < 0:
+            raise ConfigError(f"read_consistency_seconds must be >= 0, not {self.read_consistency_seconds}")
         if not self.conversation_hours > 0:
             raise ConfigError(f"conversation_hours must be > 0, not {self.conversation_hours}")
 
     # Derived choices -----------------------------------------------------------------------------
+
+    @property
+    def local_home(self) -> Path:
+        """Where side files live: the data directory, or a local folder when it is on object storage
+        (INKWELL_LOCAL_DIR, an environment variable so that every caller finds the same folder)."""
+        return local_home(self.data_dir)
 
     @property
     def uses_builtin_llm(self) -> bool:
@@ -255,6 +351,8 @@ class Settings:
 def _coerce(f: dataclasses.Field, value: Any) -> Any:
     kind = str(f.type)
     try:
+        if f.name == "data_dir":
+            return as_data_dir(value)
         if kind.startswith("Path"):
             return Path(value).expanduser()
         if isinstance(value, str):

@@ -97,7 +97,7 @@ def translate_to_language(question: str, settings: Settings, lang: str) -> str:
 
 def translate_for_corpus(question: str, settings: Settings) -> str:
     """The question in the stored writings' main language (recorded at ingest; English when none is)."""
-    return translate_to_language(question, settings, corpus_language(settings.data_dir) or "en")
+    return translate_to_language(question, settings, corpus_language(settings.local_home) or "en")
 
 
 REWRITE_PROMPT = (

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
@@ -196,13 +195,14 @@ def info(as_json: bool, data_dir: str | None) -> None:
     """What is stored and which models are configured."""
     from core.llm import describe_llm
     from core.store import Store
+    from core.store.location import describe
 
     settings = settings_for(data_dir)
     store = Store(settings.data_dir)
     n_posts, n_chunks = store.counts()
     model = store.model_info()
     details = {
-        "data_dir": str(Path(settings.data_dir).resolve()),
+        "data_dir": describe(settings.data_dir),
         "posts": n_posts,
         "chunks": n_chunks,
         "collections": store.collections(),

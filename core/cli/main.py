@@ -15,7 +15,10 @@ import click
 
 from core.config import ConfigError, Settings
 
-DATA_DIR_HELP = "Folder of the LanceDB tables (env INKWELL_DATA_DIR, default data/lancedb)."
+DATA_DIR_HELP = (
+    "Folder of the LanceDB tables, or object storage as s3://bucket/prefix, gs://… or az://… "
+    "(env INKWELL_DATA_DIR, default data/lancedb)."
+)
 EMBED_MODEL_HELP = (
     "Embedding model of a new table (env INKWELL_EMBED_MODEL): all-MiniLM-L6-v2 (English) or "
     "multilingual-e5-small (questions in any language); default: chosen by the posts' language. An "

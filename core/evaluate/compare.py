@@ -237,7 +237,7 @@ def compare(
     stored = Store(settings.data_dir)
     embedder = embedder or embedder_for_store(settings, stored.model_id())
     stored.check_model(embedder.model_id)
-    work = Path(work_dir) if work_dir is not None else Path(settings.data_dir) / SCRATCH_DIR
+    work = Path(work_dir) if work_dir is not None else settings.data_dir / SCRATCH_DIR
     comparison = Comparison(k, list(queries), {q: dict(d) for q, d in qrels.items()}, [])
     comparison.baseline = baseline_name(configs, settings)
 
@@ -287,7 +287,7 @@ def posts_table(
 
     stored = Store(settings.data_dir)
     embedder = embedder or embedder_for_store(settings, stored.model_id())
-    work = work_dir if work_dir is not None else Path(settings.data_dir) / SCRATCH_DIR
+    work = work_dir if work_dir is not None else settings.data_dir / SCRATCH_DIR
     return _scratch_table(posts, settings, work, CachingEmbedder(embedder, [stored]))
 
 

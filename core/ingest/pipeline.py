@@ -103,7 +103,7 @@ def _llm_stage(
             progress(done, total, f"LLM preparation: {finished}/{count} posts")
 
     step(0, len(todo))
-    with LLMCache(settings.data_dir) as cache:
+    with LLMCache(settings.local_home) as cache:
         prepared = prepare_posts(
             [p for p, _, _ in todo],
             settings,
@@ -141,7 +141,7 @@ def _after_writes(
         if prep is not None and outcome.status in ("new", "updated"):
             outcome.llm, outcome.note, outcome.rewritten = prep.status, prep.note, prep.rewritten_sentences
     try:
-        with LLMCache(settings.data_dir) as cache:
+        with LLMCache(settings.local_home) as cache:
             languages = []
             for post in posts:
                 if post.post_id not in stored:

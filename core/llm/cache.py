@@ -26,6 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.config import local_home
+
 FILENAME = "llm_cache.sqlite"
 
 _SCHEMA = """
@@ -92,7 +94,7 @@ def _now() -> str:
 
 class LLMCache:
     def __init__(self, data_dir: str | Path):
-        self.path = Path(data_dir) / FILENAME
+        self.path = local_home(data_dir) / FILENAME
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
@@ -153,7 +155,7 @@ class LLMCache:
     @staticmethod
     def read_meta(data_dir: str | Path, key: str) -> str | None:
         """A meta value without creating the file when there is none (read-only callers: chat, CLI)."""
-        path = Path(data_dir) / FILENAME
+        path = local_home(data_dir) / FILENAME
         if not path.is_file():
             return None
         try:

@@ -217,7 +217,7 @@ def prepare_posts(
 ) -> dict[str, Prepared]:
     """Prepare posts concurrently (at most `options.workers(settings)` at a time)."""
     own = cache is None
-    cache = cache or LLMCache(settings.data_dir)
+    cache = cache or LLMCache(settings.local_home)
     results: dict[str, Prepared] = {}
     lock = threading.Lock()
 
@@ -266,7 +266,7 @@ def preview_rewrite(
         empty.notes.append("imported chunks are kept as cut")
         return empty
     own = cache is None
-    cache = cache or LLMCache(settings.data_dir)
+    cache = cache or LLMCache(settings.local_home)
     stats = LLMStats()
     started = time.perf_counter()
     try:
@@ -297,7 +297,7 @@ def preview_rewrites(
     """`preview_rewrite` for many posts, concurrently; in the posts' order."""
     options = options or LLMPrepOptions(rewrite=True)
     with (
-        LLMCache(settings.data_dir) as cache,
+        LLMCache(settings.local_home) as cache,
         ThreadPoolExecutor(max_workers=options.workers(settings), thread_name_prefix="review") as pool,
     ):
         return list(pool.map(lambda p: preview_rewrite(p, settings, options, cache=cache), posts))

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from core.config import Settings
+from core.config import Settings, local_home
 from core.embed import Embedder, embed_query, embedder_for_store, relevance_scale, rescale
 from core.search.posts import mean_vectors
 from core.search.retrieve import Retrieval, search
@@ -128,7 +128,7 @@ def _table_keywords(collection: str, table: dict[str, Any]) -> tuple[tuple[str, 
 
 
 def rules_path(data_dir: str | Path) -> Path:
-    return Path(data_dir) / RULES_FILE
+    return local_home(data_dir) / RULES_FILE
 
 
 def read_rules_text(data_dir: str | Path) -> str | None:

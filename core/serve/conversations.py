@@ -91,7 +91,7 @@ class Conversations:
     @classmethod
     def for_settings(cls, settings: Settings) -> Conversations:
         return cls(
-            Path(settings.data_dir).expanduser() / FILE_NAME,
+            settings.local_home / FILE_NAME,
             hours=settings.conversation_hours,
             enabled=settings.keep_conversations,
         )

@@ -26,17 +26,18 @@ Post vectors (the mean of a post's chunk vectors) are not stored: core/search/po
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterable, Sequence
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 from lancedb.query import MatchQuery
 
+from core.config import as_data_dir
 from core.store.commit import CommitConflictError, retry_commit
+from core.store.location import connect
 from core.store.schema import (
     CHUNKS,
     FTS_CONFIG,
@@ -62,24 +63,36 @@ from core.store.schema import (
 
 
 class Store:
-    def __init__(self, data_dir: str | Path):
-        self.data_dir = Path(data_dir)
-        try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot create the data directory {self.data_dir}: {exc}") from exc
-        # interval 0: every read checks for a newer commit, so a long-lived connection (Streamlit)
-        # sees what the CLI or another session just wrote.
-        self.db = lancedb.connect(self.data_dir, read_consistency_interval=timedelta(0))
+    def __init__(self, data_dir: str | Path, read_consistency_seconds: float = 0.0):
+        """`data_dir`: a folder or an object-storage URI (core/store/location.py).
+
+        `read_consistency_seconds` 0 (the default): every access opens the table at its latest commit, so
+        a long-lived store (Streamlit) sees what the CLI or another process just wrote. Above 0 (replicas
+        on object storage, where each check is a request): table handles are kept open and refresh
+        themselves at most that long after another process's commit, and are reopened that often (so a
+        table another process dropped or re-created is seen too)."""
+        self.data_dir = as_data_dir(data_dir)
+        self.read_consistency_seconds = max(0.0, float(read_consistency_seconds))
+        self.db = connect(self.data_dir, self.read_consistency_seconds)
+        self._handles: dict[str, tuple[float, Any]] = {}
 
     # Tables ------------------------------------------------------------------------------------
 
     def _open(self, name: str) -> Any | None:
+        keep = self.read_consistency_seconds
+        if keep:
+            held = self._handles.get(name)
+            if held is not None and time.monotonic() - held[0] < keep:
+                return held[1]
         # table_exists() is not implemented for local connections in lancedb 0.40.
         try:
-            return self.db.open_table(name)
+            table = self.db.open_table(name)
         except ValueError:
+            self._handles.pop(name, None)
             return None
+        if keep:
+            self._handles[name] = (time.monotonic(), table)
+        return table
 
     @property
     def chunks(self) -> Any | None:
@@ -236,6 +249,7 @@ class Store:
         data = pa.Table.from_pylist(with_search_text(chunk_rows), schema=schema)
 
         def overwrite() -> None:
+            self._handles.pop(CHUNKS, None)
             table = self.db.create_table(CHUNKS, data, schema=schema, mode="overwrite")
             table.set_unenforced_primary_key("chunk_id")
 
@@ -337,6 +351,7 @@ class Store:
             if table is None:
                 continue
             if version is None:
+                self._handles.pop(name, None)
                 self.db.drop_table(name)
             else:
                 retry_commit("undo", lambda name=name, version=version: self._open(name).restore(version))

@@ -126,7 +126,7 @@ def _conversations(path: str, hours: float, enabled: bool) -> Conversations:
 def conversations(settings: Settings) -> Conversations:
     """The data dir's conversations, one object per process and settings (with `keep_conversations` off it
     reads and writes nothing, and deleted what the file held when it was made)."""
-    path = settings.data_dir.expanduser().resolve() / FILE_NAME
+    path = settings.local_home.resolve() / FILE_NAME
     return _conversations(str(path), float(settings.conversation_hours), bool(settings.keep_conversations))
 
 

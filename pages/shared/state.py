@@ -116,13 +116,14 @@ def advanced_controls(settings: Settings) -> Settings:
 
 
 @st.cache_resource(show_spinner=False)
-def _store(data_dir: str) -> Store:
-    return Store(data_dir)
+def _store(data_dir: str, read_consistency_seconds: float) -> Store:
+    return Store(data_dir, read_consistency_seconds)
 
 
 def get_store(settings: Settings) -> Store:
-    """One LanceDB connection per data directory and process; reads see the latest commit."""
-    return _store(str(settings.data_dir.expanduser().resolve()))
+    """One LanceDB connection per data directory and process; reads see other processes' commits within
+    `read_consistency_seconds` (0: at once)."""
+    return _store(str(settings.data_dir.expanduser().resolve()), float(settings.read_consistency_seconds))
 
 
 @st.cache_resource(show_spinner=False)
