@@ -314,7 +314,7 @@ def test_the_app_on_s3_ingests_a_paste_and_undoes_it(s3, s3_env, monkeypatch, tm
     def table_caption(at) -> str:
         return next(c for c in shown(at.sidebar.caption) if c.startswith("**Table:**"))
 
-    at = open_app("pages/ingest.py")
+    at = open_app("pages/posts.py")
     at.text_input(key="paste_title").input("On Veneer")
     at.text_area(key="paste_text").input("Zebrawood veneer is sawn thin and glued to a stable core.")
     at.button(key="paste_ingest").click().run()
