@@ -249,3 +249,17 @@ def test_reembed_reads_again_when_chunks_change_meanwhile(small, corpus, tmp_pat
     count = reembed(small, store=store, embedder=IngestingDuringEmbed("hash-embed-2"))
     assert count == store.counts()[1]
     assert store.get_chunk("late#0000") is not None
+
+
+def test_undo_back_to_an_emptied_table_keeps_the_table(small, corpus):
+    """Every post deleted, then an ingest, then undo: the empty table comes back, not no table at all."""
+    embedder = HashEmbedder()
+    ingest_paths([corpus], small, embedder=embedder)
+    store = Store(small.data_dir)
+    assert store.delete_posts(["alpha", "beta", "gamma"]) == 3
+    emptied = store.versions()
+    assert emptied.chunks is not None and emptied.posts is not None
+    ingest_paths([corpus], small, embedder=embedder)
+    store.restore(emptied)
+    assert store.counts()[:2] == (0, 0)
+    assert store.model_id() == "hash-embed"  # the table and its model are still there

@@ -342,7 +342,10 @@ class Store:
 
     def versions(self) -> Versions:
         chunks, posts = self.chunks, self._open(POSTS)
-        return Versions(chunks.version if chunks else None, posts.version if posts else None)
+        # `is not None`: a table with no rows is falsy (len 0) but still has a version to go back to.
+        return Versions(
+            chunks.version if chunks is not None else None, posts.version if posts is not None else None
+        )
 
     def restore(self, versions: Versions) -> None:
         """Put both tables back to the given versions (a new commit; history is kept)."""
