@@ -107,8 +107,6 @@ def show_report(report: IngestReport) -> None:
     ]
     for col, (name, value) in zip(cols, numbers, strict=True):
         col.metric(name, value)
-    for note in report.notes:  # e.g. which embedding model a new table got, and why
-        st.info(md_escape(note))
     for error in report.errors:
         st.warning(f"{md_escape(error.source)}: {md_escape(error.message)}")
     for warning in report.warnings:
