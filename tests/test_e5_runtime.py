@@ -23,14 +23,14 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory) -> dict[bool, TorchE5]:
-    """As served (feed-forward input in int8) and all float32, from one converted cache."""
+    """As served (float32) and with the feed-forward input in int8, from one converted cache."""
     directory = tmp_path_factory.mktemp("models")
-    return {True: TorchE5(directory=directory), False: TorchE5(directory=directory, int8=False)}
+    return {False: TorchE5(directory=directory), True: TorchE5(directory=directory, int8=True)}
 
 
 @pytest.fixture(scope="module")
 def converted(models) -> TorchE5:
-    return models[True]
+    return models[False]
 
 
 @pytest.fixture(scope="module")

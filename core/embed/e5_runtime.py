@@ -159,11 +159,12 @@ def load_state(packed: PackedE5, directory: Path | None = None) -> tuple[dict[st
 
 
 def _int8_feed_forward(model: Any, layers: int) -> bool:
-    """Each layer's feed-forward input matrix (384 → 1536) as int8 with per-channel scales.
+    """Each layer's feed-forward input matrix (384 → 1536) as int8 with per-channel scales (off by default).
 
-    The widest matmul; int8 makes the whole model ≈ 1.25× faster on 2 cores while the vectors stay
-    within cosine 0.997 of the engine's. Quantising every matrix was 2× faster but fell to 0.97 (the
-    feed-forward output, after GELU, suffers most), so only this one is. False when torch cannot.
+    The widest matmul; int8 makes the whole model ≈ 1.25× faster on 2 cores and its vectors stay within
+    cosine 0.997 of the engine's, but e5's useful cosines span only ≈ 0.78–0.84, so that is enough to
+    cost demo nDCG@10 0.02–0.05 per language (bench/multilingual.py): not worth it. Quantising every
+    matrix was 2× faster and fell to cosine 0.97. False when torch cannot.
     """
     import warnings
 
@@ -186,7 +187,7 @@ def _int8_feed_forward(model: Any, layers: int) -> bool:
 class TorchE5:
     """multilingual-e5-small on torch: `encode(texts, is_query)` → L2-normalised (n, 384) float32."""
 
-    def __init__(self, path: Path | None = None, directory: Path | None = None, int8: bool = True) -> None:
+    def __init__(self, path: Path | None = None, directory: Path | None = None, int8: bool = False) -> None:
         import torch
         from transformers import BertModel
 
