@@ -252,6 +252,14 @@ def test_reader_languages_serve_turkish_questions_on_an_english_blog(tmp_path):
     # post first for 10 and 5).
     assert firsts["readers"] >= 8 and firsts["readers relevant"] >= 9, firsts
     assert firsts["readers"] >= firsts["minilm"] + 4, firsts
+    # The quoted answer (its sentences scored with the table's e5 vectors) and its grounding, in Turkish.
+    result = runner.invoke(
+        main, ["ask", "Bu bloga neden başladın?", "--json", "--data-dir", str(tmp_path / "readers")]
+    )
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    assert answer["answer_mode"] == "extractive" and answer["sentences"], answer
+    assert answer["sources"][0]["post_id"] == "why-this-blog-exists", answer["sources"]
     # The note names the fix when the readers' languages arrive after the table was made with MiniLM.
     result = runner.invoke(
         main,
