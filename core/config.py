@@ -135,6 +135,10 @@ class Settings:
     # Remote embeddings (core/embed/remote.py): batches of embed_batch_size texts sent at most this many
     # at a time (a TEI, vLLM, Infinity or Ollama server batches concurrent requests on its side).
     embed_concurrency: int = 4
+    # The languages readers ask in (ISO 639-1 codes, e.g. "en,tr,de"), apart from the writing's own.
+    # When it names a language the posts are not written in, a new table is embedded with the bundled
+    # multilingual model (core/embed/choose.py), so those questions find the posts without an API key.
+    reader_languages: str = ""
 
     # Answers. With no key and no base URL, the built-in llama.cpp server answers.
     openai_api_key: str | None = field(default=None, repr=False)
@@ -250,6 +254,12 @@ class Settings:
     def validate(self) -> None:
         if self.embed_backend not in ("local", "openai"):
             raise ConfigError(f"embed_backend must be 'local' or 'openai', not {self.embed_backend!r}")
+        bad = [c for c in self.reader_language_codes if not (len(c) == 2 and c.isascii() and c.isalpha())]
+        if bad:
+            raise ConfigError(
+                f"reader_languages takes two-letter language codes separated by commas (e.g. en,tr,de), "
+                f"not {', '.join(map(repr, bad))}"
+            )
         if self.chunk_strategy not in ("paragraph", "fixed"):
             raise ConfigError(f"chunk_strategy must be 'paragraph' or 'fixed', not {self.chunk_strategy!r}")
         if self.retrieval_mode not in RETRIEVAL_MODES:
@@ -314,6 +324,12 @@ class Settings:
         """Where side files live: the data directory, or a local folder when it is on object storage
         (INKWELL_LOCAL_DIR, an environment variable so that every caller finds the same folder)."""
         return local_home(self.data_dir)
+
+    @property
+    def reader_language_codes(self) -> tuple[str, ...]:
+        """`reader_languages` as lower-case codes, in order, without repeats."""
+        codes = (c.strip().lower() for c in self.reader_languages.replace(" ", ",").split(","))
+        return tuple(dict.fromkeys(c for c in codes if c))
 
     @property
     def uses_builtin_llm(self) -> bool:

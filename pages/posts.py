@@ -14,6 +14,7 @@ import hashlib
 
 import streamlit as st
 
+from core.config import ConfigError
 from core.ingest import prepare_chunks, rebuild_posts
 from core.llm import describe_llm
 from core.parse import FORMATS, parse_text
@@ -41,6 +42,21 @@ if not shared.require_owner("Ingesting and deleting posts"):
     st.stop()
 
 store = shared.get_store(settings)
+
+readers = st.text_input(
+    "Readers' languages",
+    value=settings.reader_languages,
+    key="reader_languages",
+    placeholder="e.g. en,tr,de",
+    help="Two-letter codes of the languages your readers ask in. If they include languages your posts "
+    "are not written in, a new table is embedded with the bundled multilingual model, so their "
+    "questions find your posts without an API key.",
+)
+try:
+    settings = settings.replace(reader_languages=readers)
+except ConfigError as exc:
+    st.error(str(exc))
+    st.stop()
 
 with st.expander("LLM preparation (optional)"):
     st.caption(

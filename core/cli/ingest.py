@@ -30,6 +30,11 @@ from core.prepare import LLMPrepOptions, prepare_posts
 @click.option("--strategy", type=click.Choice(["paragraph", "fixed"]), help="Chunking strategy.")
 @click.option("--chunk-tokens", type=int, help="Target chunk size in tokens (paragraph strategy).")
 @click.option("--embed-model", help=EMBED_MODEL_HELP)
+@click.option(
+    "--reader-languages",
+    help="Languages readers ask in, e.g. en,tr,de (INKWELL_READER_LANGUAGES): others than the posts' "
+    "own give a new table the bundled multilingual model.",
+)
 @click.option("--rewrite", is_flag=True, help="LLM: make 'this', 'those people'… say what they mean.")
 @click.option("--llm-chunks", is_flag=True, help="LLM: cut chunks by topic (checked against the post).")
 @click.option("--llm-keywords", is_flag=True, help="LLM: 1-6 keywords per chunk, seeing the whole post.")
@@ -44,6 +49,7 @@ def ingest(
     strategy: str | None,
     chunk_tokens: int | None,
     embed_model: str | None,
+    reader_languages: str | None,
     rewrite: bool,
     llm_chunks: bool,
     llm_keywords: bool,
@@ -65,7 +71,11 @@ def ingest(
     llm = LLMPrepOptions(rewrite, llm_chunks, llm_keywords, llm_concurrency)
 
     settings = settings_for(
-        data_dir, chunk_strategy=strategy, chunk_tokens=chunk_tokens, embed_model=embed_model
+        data_dir,
+        chunk_strategy=strategy,
+        chunk_tokens=chunk_tokens,
+        embed_model=embed_model,
+        reader_languages=reader_languages,
     )
     files = [p for p in paths if p != "-"]
     parsed = parse_paths(files, collection=collection)

@@ -15,6 +15,7 @@ from core.embed.base import (
 )
 from core.embed.choose import embedder_for_new_table, embedder_for_store, get_embedder
 from core.embed.memo import VectorMemo, embed_query, passage_vectors, query_vectors
+from core.embed.multilingual import language_shares, readers_mismatch
 from core.embed.scales import relevance_scale, rescale
 
 __all__ = [
@@ -28,9 +29,11 @@ __all__ = [
     "embedder_for_new_table",
     "embedder_for_store",
     "get_embedder",
+    "language_shares",
     "normalise_rows",
     "passage_vectors",
     "query_vectors",
+    "readers_mismatch",
     "relevance_scale",
     "rescale",
 ]

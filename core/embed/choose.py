@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from core.config import MULTILINGUAL_EMBED_MODEL, Settings
 from core.embed.base import Embedder
 from core.embed.local import LazyLocalEmbedder
-from core.embed.multilingual import is_multilingual, lazy_multilingual, multilingual_note
+from core.embed.multilingual import is_multilingual, lazy_multilingual, multilingual_note, readers_note
 from core.embed.remote import OpenAIEmbedder
 from core.models import Post
 
@@ -37,12 +37,13 @@ def embedder_for_store(settings: Settings, table_model: str | None) -> Embedder:
 def embedder_for_new_table(settings: Settings, posts: Sequence[Post]) -> tuple[Embedder | None, str]:
     """The offline default for a table not created yet, with the reason to report.
 
-    No embedder (None) when one is configured or the posts are mainly English: the usual choice stands.
-    Otherwise the bundled multilingual model, so questions in any language find the posts.
+    No embedder (None) when one is configured, or when the posts are mainly English and the readers
+    (`reader_languages`) ask in English only: the usual choice stands. Otherwise the bundled
+    multilingual model, so questions in any language find the posts.
     """
     if settings.embed_model or settings.embed_backend != "local":
         return None, ""
-    note = multilingual_note(posts)
+    note = multilingual_note(posts) or readers_note(posts, settings.reader_language_codes)
     if note is None:
         return None, ""
     return get_embedder(settings.replace(embed_model=MULTILINGUAL_EMBED_MODEL)), note

