@@ -20,6 +20,7 @@ from typing import Any
 from core.store.schema import FTS_CONFIG, SEARCH_TEXT, VECTOR_INDEX_MIN_ROWS
 
 VECTOR = "vector"
+COLLECTION = "collection"
 VECTOR_INDEX_TYPE = "IVF_HNSW_SQ"
 # Partitions searched per query and the re-ranking of candidates by exact distance (refine_factor ×
 # limit candidates, re-scored on the full vectors). LanceDB's defaults (nprobes 1-ish adaptive, no
@@ -53,6 +54,20 @@ def ensure_vector_index(table: Any | None) -> bool:
     if index is None and table.count_rows() < VECTOR_INDEX_MIN_ROWS:
         return False
     table.create_index(metric="cosine", index_type=VECTOR_INDEX_TYPE, replace=True)
+    return True
+
+
+def ensure_collection_index(table: Any | None) -> bool:
+    """A bitmap index on `collection` once the table is big enough for a vector index.
+
+    A collection filter (the reader's choice, and routing's one query per collection) is a prefilter:
+    without an index LanceDB evaluates it on every row before each query. optimize() keeps it current.
+    """
+    if table is None or any(list(ix.columns) == [COLLECTION] for ix in table.list_indices()):
+        return False
+    if table.count_rows() < VECTOR_INDEX_MIN_ROWS:
+        return False
+    table.create_scalar_index(COLLECTION, index_type="BITMAP", replace=True)
     return True
 
 

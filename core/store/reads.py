@@ -17,6 +17,7 @@ from lancedb.query import MatchQuery
 
 from core.store.commit import retry_commit
 from core.store.index import tuned
+from core.store.memory import held_table
 from core.store.schema import CHUNKS, POSTS, SEARCH_TEXT, KeywordSearchError, PostState, sql_in, sql_str
 
 if TYPE_CHECKING:
@@ -193,6 +194,9 @@ class Reads:
         table = self.chunks
         if table is None:
             return []
+        held = held_table(str(self.data_dir.absolute()), table)
+        if held is not None:  # small: its vectors are in memory (core/store/memory.py)
+            return held.search(vector, limit, collections)
         query = tuned(table.search(np.asarray(vector, dtype=np.float32)).distance_type("cosine").limit(limit))
         if collections:
             # Prefilter: a postfilter on top-k can return nothing when the collection is small.
@@ -202,14 +206,21 @@ class Reads:
     def nearest_by_collection(self, vector: np.ndarray, collections: Sequence[str]) -> dict[str, float]:
         """Per collection, the cosine between `vector` and its nearest chunk (-1 for an empty one).
 
-        One top-1 query per collection through the vector index: routing needs no chunk vectors in memory.
+        One top-1 query per collection through the vector index (or over a small table's vectors held in
+        memory): routing never reads every chunk vector.
         """
         table = self.chunks
         best = dict.fromkeys(collections, -1.0)
         if table is None:
             return best
         vector = np.asarray(vector, dtype=np.float32)
+        held = held_table(str(self.data_dir.absolute()), table)
         for name in collections:
+            if held is not None:
+                rows = held.search(vector, 1, [name])
+                if rows:
+                    best[name] = 1.0 - float(rows[0]["_distance"])
+                continue
             query = tuned(table.search(vector).distance_type("cosine").limit(1))
             rows = query.where(f"collection = {sql_str(name)}", prefilter=True).select(["chunk_id"]).to_list()
             if rows:

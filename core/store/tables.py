@@ -35,7 +35,7 @@ import lancedb
 import pyarrow as pa
 
 from core.store.commit import CommitConflictError, retry_commit
-from core.store.index import ensure_fts_index, ensure_vector_index, has_fts_index
+from core.store.index import ensure_collection_index, ensure_fts_index, ensure_vector_index, has_fts_index
 from core.store.reads import Reads, scan
 from core.store.schema import (
     CHUNKS,
@@ -300,6 +300,7 @@ class Store(Reads):
 
     def _ensure_vector_index(self) -> None:
         ensure_vector_index(self.chunks)
+        ensure_collection_index(self.chunks)
 
     def has_fts_index(self, table: Any) -> bool:
         return has_fts_index(table)
