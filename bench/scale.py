@@ -289,7 +289,7 @@ def cold_search(data_dir: Path, question: str) -> tuple[float, float]:
         "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
         "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
     )
-    cmd = [sys.executable, "-m", "core.cli.main", "search", question, "--data-dir", str(data_dir)]
+    cmd = [sys.executable, "-m", "core.cli", "search", question, "--data-dir", str(data_dir)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run(
         [sys.executable, "-c", wrapper, *cmd], check=True, capture_output=True, text=True, env=env, cwd=ROOT
