@@ -7,7 +7,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install browser run test lint bench bench-demo bench-writers bench-load bench-storage demo clean
+.PHONY: install browser run test lint bench bench-demo bench-writers bench-load bench-storage bench-scale demo clean
 
 install: $(STAMP)
 
@@ -85,6 +85,12 @@ bench-storage: install
 # readers, answers per minute, errors. Long on 2 cores: every generated answer reads its prompt.
 bench-load: install
 	$(BIN)/python bench/load.py
+
+# The store at 2k, 50k, 200k and 1M chunks (bench/scale.py): search p50/p95 and recall@10 against exact
+# search and FAISS flat, index build, one-post edit, cold `inkwell search`, disk. Tables are built once
+# into /tmp/inkwell-scale (≈ 25 min for all on 2 cores, then reused); `make bench-scale SIZES=2000,50000`.
+bench-scale: install
+	$(BIN)/python bench/scale.py $(if $(SIZES),--sizes $(SIZES))
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

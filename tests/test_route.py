@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.cli import main
 from core.config import Settings
+from core.embed import embed_query
 from core.ingest import ingest_posts
 from core.models import Block, Post
 from core.search import Route, RulesError, load_rules, route, route_and_search, rules_path, save_rules
@@ -336,3 +337,30 @@ def test_ingest_page_saves_valid_rules_only_and_tries_a_question(app_env):
     assert "Searched garden (the question mentions 'wall')" in captions(at)
     table = at.dataframe[-1].value
     assert list(table["collection"]) == ["garden", "trains"]
+
+
+def no_vector_reads(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_vectors(*_args, **_kwargs):
+        raise AssertionError("routing read every chunk vector")
+
+    monkeypatch.setattr(store, "chunk_vectors", no_vectors)
+
+
+def test_one_collection_is_not_routed_and_reads_no_vectors(routed, embedder, monkeypatch):
+    settings, store = routed
+    store.delete_posts(list(POSTS["trains"]))
+    no_vector_reads(store, monkeypatch)
+    assert route(CLEAR, store, embedder, settings).status == "single"
+
+
+def test_routing_between_collections_reads_no_chunk_vectors(routed, embedder, monkeypatch):
+    """Per-collection nearest chunks through the store's vector search: the same similarities as over
+    every vector (issue 13: reading them all took 10 s and most of 7 GB at a million chunks)."""
+    settings, store = routed
+    over_all = collection_vectors(store)
+    vector = embed_query(embedder, CLEAR)
+    expected = dict(zip(over_all.names, over_all.nearest(vector).tolist(), strict=True))
+    no_vector_reads(store, monkeypatch)
+    decision = route(CLEAR, store, embedder, settings, vector=vector)
+    assert decision.status == "routed" and decision.collections == ["garden"]
+    assert store.nearest_by_collection(vector, over_all.names) == pytest.approx(expected, abs=1e-5)

@@ -84,11 +84,11 @@ def _corpus_frequencies(store: Store, batch_terms: dict[str, set[str]]) -> tuple
     Keywords are chosen relative to the whole corpus, so re-ingesting one post alone gives it the
     same keywords (and so the same vectors) as ingesting it with all the others.
     """
-    stored_terms = store.post_terms(exclude=set(batch_terms))
-    df: Counter[str] = Counter()
-    for terms in [*stored_terms, *batch_terms.values()]:
-        df.update(terms)
-    return dict(df), len(stored_terms) + len(batch_terms)
+    df, stored = store.term_frequencies(exclude=set(batch_terms))
+    counted: Counter[str] = Counter(df)
+    for terms in batch_terms.values():
+        counted.update(terms)
+    return dict(counted), stored + len(batch_terms)
 
 
 def _llm_stage(

@@ -4,8 +4,11 @@ Two signals, per collection:
 - the author's keyword rules, `<data_dir>/routes.toml` (a `[collection]` table with `keywords = [...]`;
   a keyword matches a whole word or phrase in any case, plural -s/-es included);
 - how close the question comes to the collection: the cosine between its embedding and the
-  collection's nearest chunk (on the model's relevance scale), over chunk vectors read from the chunks
-  table once per table version. The collection's centroid (its mean chunk vector) was tried first:
+  collection's nearest chunk (on the model's relevance scale), one top-1 query per collection through
+  the store's vector index (exact below its size threshold), so no chunk vector is read into memory:
+  reading them all took 10 s and most of 7 GB at a million chunks. The number of collections is
+  checked first, from the posts table, so a one-collection blog never pays even that. The collection's
+  centroid (its mean chunk vector) was tried first:
   on the demo (bench/routing.py) the nearest chunk guessed the right collection for 13 of 15 questions
   against 10 for the centroid (a collection of essays on many topics has a centroid close to none of
   them), and at the default margin it narrowed 2 questions, both rightly, where the centroid narrowed
@@ -201,7 +204,9 @@ _CACHE_LOCK = threading.Lock()
 
 
 def collection_vectors(store: Store) -> CollectionVectors:
-    """The chunk vectors by collection (and their means), read again only when the chunks table changes."""
+    """The chunk vectors by collection (and their means), read again only when the chunks table changes.
+
+    Not used to route (that reads no vectors): bench/routing.py compares centroids with nearest chunks."""
     table = store.chunks
     if table is None:
         return _EMPTY
@@ -321,18 +326,18 @@ def route(
         return Route("chosen", list(chosen), reasons=["the reader chose the collections"], notes=notes)
     if settings.routing == "off":
         return Route("off", reasons=["routing is off"])
-    index = collection_vectors(store)
-    if len(index.names) < 2:
+    names = store.collections()
+    if len(names) < 2:
         return Route("single", reasons=["fewer than two collections: nothing to route"])
-    rules, notes = load_rules(store.data_dir, index.names)
+    rules, notes = load_rules(store.data_dir, names)
     margin = rules.margin if rules.margin is not None else ROUTE_MARGIN
     store.check_model(embedder.model_id)
     if vector is None:
         vector = embed_query(embedder, question)
     # On the model's relevance scale, so the margin means the same for e5's crowded cosines as for MiniLM's.
     scale = relevance_scale(embedder.model_id)
-    cosines = index.nearest(vector).tolist()
-    similarity = {name: rescale(c, scale) for name, c in zip(index.names, cosines, strict=True)}
+    cosines = store.nearest_by_collection(vector, names)
+    similarity = {name: rescale(c, scale) for name, c in cosines.items()}
     return decide(similarity, rules.matches(question), margin, notes)
 
 

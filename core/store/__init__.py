@@ -1,4 +1,5 @@
-"""LanceDB storage: the `chunks` and `posts` tables (tables), their schemas (schema) and retried commits
+"""LanceDB storage: the `chunks` and `posts` tables and their writes (tables), reads and searches (reads),
+their indices (index), small tables searched in memory (memory), schemas (schema) and retried commits
 (commit)."""
 
 from __future__ import annotations

@@ -27,31 +27,27 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
-from lancedb.query import MatchQuery
 
 from core.config import as_data_dir
 from core.store.commit import CommitConflictError, retry_commit
+from core.store.index import ensure_collection_index, ensure_fts_index, ensure_vector_index, has_fts_index
 from core.store.location import connect
+from core.store.reads import Reads, scan
 from core.store.schema import (
     CHUNKS,
-    FTS_CONFIG,
     META_DIM,
     META_MODEL,
     POSTS,
     POSTS_SCHEMA,
     SEARCH_TEXT,
     SEARCH_TEXT_SQL,
-    VECTOR_INDEX_MIN_ROWS,
-    KeywordSearchError,
     ModelInfo,
     ModelMismatchError,
-    PostState,
     StoreError,
     Versions,
     chunks_schema,
@@ -62,7 +58,7 @@ from core.store.schema import (
 )
 
 
-class Store:
+class Store(Reads):
     def __init__(self, data_dir: str | Path, read_consistency_seconds: float = 0.0):
         """`data_dir`: a folder or an object-storage URI (core/store/location.py).
 
@@ -237,7 +233,7 @@ class Store:
     def _rows(table: Any | None, where: str, columns: list[str]) -> list[dict]:
         if table is None:
             return []
-        return table.search().where(where).select(columns).limit(table.count_rows() or 1).to_list()
+        return scan(table, columns, where).to_pylist()
 
     def overwrite_chunks(self, chunk_rows: list[dict], model_id: str, dim: int) -> None:
         """Replace the whole chunks table in one commit, e.g. re-embedded with another model.
@@ -303,7 +299,8 @@ class Store:
         optimize after adding a post, 0.4 s with nothing new, 1.1 s to rebuild the FTS index alone).
         Until then, searches scan the few unindexed rows, so new chunks are found at once and deleted
         ones never are. The index is created here when missing: a new table, one replaced by a
-        re-embed, or one made before keyword search existed.
+        re-embed, or one made before keyword search existed. The vector index likewise: built once the
+        table is big enough, then kept current by the same optimize() (core/store/index.py).
         """
         for name in (CHUNKS, POSTS):
             retry_commit(f"compact the {name} table", lambda name=name: self._optimize_table(name))
@@ -316,16 +313,11 @@ class Store:
             table.optimize()
 
     def _ensure_vector_index(self) -> None:
-        table = self.chunks
-        if (
-            table is not None
-            and table.count_rows() >= VECTOR_INDEX_MIN_ROWS
-            and not any(ix.index_type.startswith("IVF") for ix in table.list_indices())
-        ):
-            table.create_index(metric="cosine", index_type="IVF_HNSW_SQ")
+        ensure_vector_index(self.chunks)
+        ensure_collection_index(self.chunks)
 
     def has_fts_index(self, table: Any) -> bool:
-        return any(ix.index_type == "FTS" and ix.columns == [SEARCH_TEXT] for ix in table.list_indices())
+        return has_fts_index(table)
 
     def ensure_fts_index(self, table: Any | None = None) -> None:
         """Build the keyword index when missing. Not retried here: optimize() and keyword_search()
@@ -335,8 +327,7 @@ class Store:
             return
         if SEARCH_TEXT not in table.schema.names:
             table = self._add_search_text(table)
-        if not self.has_fts_index(table):
-            table.create_index(SEARCH_TEXT, config=FTS_CONFIG, replace=True)
+        ensure_fts_index(table)
 
     # Versions (undo) ---------------------------------------------------------------------------
 
@@ -359,167 +350,6 @@ class Store:
             else:
                 retry_commit("undo", lambda name=name, version=version: self._open(name).restore(version))
 
-    # Reads -------------------------------------------------------------------------------------
-
-    def list_posts(self) -> list[dict]:
-        table = self._open(POSTS)
-        if table is None:
-            return []
-        columns = ["post_id", "title", "collection", "date", "tags", "source", "format", "n_chunks"]
-        rows = table.to_arrow().select([*columns, "ingested_at"]).to_pylist()
-        return sorted(rows, key=lambda r: (r["collection"] or "", r["date"] or "", r["title"] or ""))
-
-    def get_post(self, post_id: str) -> dict | None:
-        table = self._open(POSTS)
-        if table is None:
-            return None
-        rows = table.search().where(f"post_id = {sql_str(post_id)}").limit(1).to_list()
-        return rows[0] if rows else None
-
-    def post_states(self) -> dict[str, PostState]:
-        """What an ingest needs to skip unchanged posts without reading their text."""
-        table = self._open(POSTS)
-        if table is None:
-            return {}
-        posts = table.to_arrow().select(["post_id", "content_hash", "n_chunks"]).to_pylist()
-        counts = self.chunk_counts()
-        return {
-            row["post_id"]: PostState(row["content_hash"], row["n_chunks"], counts.get(row["post_id"], 0))
-            for row in posts
-        }
-
-    def post_terms(self, exclude: set[str] = frozenset()) -> list[list[str]]:
-        table = self._open(POSTS)
-        if table is None:
-            return []
-        rows = table.to_arrow().select(["post_id", "terms"]).to_pylist()
-        return [row["terms"] or [] for row in rows if row["post_id"] not in exclude]
-
-    def chunk_counts(self) -> dict[str, int]:
-        table = self.chunks
-        if table is None:
-            return {}
-        grouped = table.to_arrow().select(["post_id"]).group_by("post_id").aggregate([([], "count_all")])
-        return dict(zip(grouped["post_id"].to_pylist(), grouped["count_all"].to_pylist(), strict=True))
-
-    def list_chunks(self, post_id: str | None = None, columns: Sequence[str] | None = None) -> list[dict]:
-        table = self.chunks
-        if table is None:
-            return []
-        cols = list(columns or [c for c in table.schema.names if c not in ("vector", SEARCH_TEXT)])
-        query = table.search().select(cols).limit(table.count_rows() or 1)
-        if post_id is not None:
-            query = query.where(f"post_id = {sql_str(post_id)}")
-        rows = query.to_list()
-        return sorted(rows, key=lambda r: (r.get("post_id", ""), r.get("idx", 0)))
-
-    def get_chunk(self, chunk_id: str) -> dict | None:
-        table = self.chunks
-        if table is None:
-            return None
-        rows = table.search().where(f"chunk_id = {sql_str(chunk_id)}").limit(1).to_list()
-        if not rows:
-            return None
-        rows[0].pop(SEARCH_TEXT, None)  # derived from the other columns
-        return rows[0]
-
-    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, dict]:
-        """Several chunks by id in one query (missing ids are left out), without their vectors."""
-        table = self.chunks
-        if table is None or not chunk_ids:
-            return {}
-        rows = table.search().where(sql_in("chunk_id", chunk_ids)).select(_payload_columns(table))
-        return {row["chunk_id"]: row for row in rows.limit(len(chunk_ids)).to_list()}
-
-    def cached_vectors(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
-        """Vectors already stored for these content hashes (the embedding cache)."""
-        table = self.chunks
-        wanted = sorted(set(hashes))
-        if table is None or not wanted:
-            return {}
-        found: dict[str, np.ndarray] = {}
-        for start in range(0, len(wanted), 500):
-            batch = wanted[start : start + 500]
-            rows = (
-                table.search()
-                .where(sql_in("embed_hash", batch))
-                .select(["embed_hash", "vector"])
-                .limit(len(batch) * 4)
-                .to_arrow()
-            )
-            for h, v in zip(rows["embed_hash"].to_pylist(), rows["vector"].to_pylist(), strict=True):
-                found[h] = np.asarray(v, dtype=np.float32)
-        return found
-
-    def chunk_vectors(self, collections: Sequence[str] | None = None) -> tuple[pa.Table, np.ndarray]:
-        """Every chunk's ids and post metadata (no text) with its vector as one (chunks, dim) matrix.
-
-        What post vectors are computed from (core/search/posts.py); reads no text, so it stays cheap.
-        """
-        columns = ["chunk_id", "post_id", "title", "collection", "date"]
-        table = self.chunks
-        if table is None or table.count_rows() == 0:
-            return pa.table({c: pa.array([], pa.string()) for c in columns}), np.zeros((0, 0), np.float32)
-        query = table.search().select([*columns, "vector"]).limit(table.count_rows())
-        if collections:
-            query = query.where(sql_in("collection", collections))
-        rows = query.to_arrow()
-        dim = rows.schema.field("vector").type.list_size
-        flat = rows["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
-        return rows.select(columns), np.asarray(flat, dtype=np.float32).reshape(-1, dim)
-
-    def counts(self) -> tuple[int, int]:
-        """(posts, chunks) stored."""
-        posts, chunks = self._open(POSTS), self.chunks
-        return (posts.count_rows() if posts else 0, chunks.count_rows() if chunks else 0)
-
-    def collections(self) -> list[str]:
-        table = self._open(POSTS)
-        if table is None:
-            return []
-        return sorted({c for c in table.to_arrow().column("collection").to_pylist() if c})
-
-    def vector_search(
-        self, vector: np.ndarray, limit: int, collections: Sequence[str] | None = None
-    ) -> list[dict]:
-        """Top `limit` chunks by cosine distance, optionally only from some collections."""
-        table = self.chunks
-        if table is None:
-            return []
-        query = table.search(np.asarray(vector, dtype=np.float32)).distance_type("cosine").limit(limit)
-        if collections:
-            # Prefilter: a postfilter on top-k can return nothing when the collection is small.
-            query = query.where(sql_in("collection", collections), prefilter=True)
-        if any(ix.index_type.startswith("IVF") for ix in table.list_indices()):
-            query = query.refine_factor(10)
-        return query.select([*_payload_columns(table), "_distance"]).to_list()
-
-    def keyword_search(self, text: str, limit: int, collections: Sequence[str] | None = None) -> list[dict]:
-        """Top `limit` chunks by BM25 over `search_text`, with their vectors; `_score` is the BM25 score.
-
-        The question is passed as a match query (terms OR-ed), never parsed as query syntax, so quotes,
-        colons or a lone "?" cannot break it; a question of only stop words matches nothing.
-        """
-        table = self.chunks
-        if table is None or not text.strip():
-            return []
-        try:
-            if SEARCH_TEXT not in table.schema.names:
-                # A table from before keyword search: upgrade it once (column + index).
-                retry_commit("build the keyword index", self.ensure_fts_index)
-                table = self.chunks
-            query = table.search(MatchQuery(text, SEARCH_TEXT), query_type="fts").limit(limit)
-            if collections:
-                query = query.where(sql_in("collection", collections), prefilter=True)
-            return query.select([*_payload_columns(table), "vector", "_score"]).to_list()
-        except Exception as exc:  # LanceDB raises ValueError/RuntimeError/OSError variously
-            raise KeywordSearchError(f"keyword search failed: {exc}") from exc
-
 
 # Rounds of write-then-read-back in replace_posts before giving up on posts other writers keep replacing.
 _VERIFY_ROUNDS = 5
-
-
-def _payload_columns(table: Any) -> list[str]:
-    """Every chunk column a search returns, without the big or derived ones."""
-    return [c for c in table.schema.names if c not in ("vector", SEARCH_TEXT)]
