@@ -1,5 +1,6 @@
 """Reading the author's files, uploads and pasted text into `Post`s: one parser per format (formats),
-markup cleaned to paragraphs (clean), problems reported per file, never fatal (reader).
+markup cleaned to paragraphs (clean), bytes decoded honestly (decode), each file parsed in a child
+process under a time limit (isolate, worker), problems reported per file, never fatal (reader).
 """
 
 from __future__ import annotations
