@@ -11,7 +11,8 @@ import pytest
 
 from core.answer import extractive
 from core.answer.abstain import NO_ANSWER_MESSAGE, judge, suggest
-from core.answer.extractive import MAX_SENTENCES, MAX_WORDS, NEAR_DUPLICATE, extract_answer, sentence_units
+from core.answer.extractive import MAX_SENTENCES, MAX_WORDS, NEAR_DUPLICATE, extract_answer
+from core.answer.quotable import sentence_units
 from core.config import Settings
 from core.evaluate import evidence_found
 from core.ingest import ingest_posts

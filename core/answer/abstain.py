@@ -53,7 +53,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from core.answer.extractive import ExtractiveAnswer, content_words
+from core.answer.extractive import ExtractiveAnswer
+from core.answer.quotable import content_words
 from core.embed.multilingual import MODEL_ID as MULTILINGUAL_MODEL_ID
 from core.models import Hit
 from core.text import UNDETERMINED, detect_language

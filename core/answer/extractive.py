@@ -10,7 +10,8 @@ and the only other words are the fixed "From *<title>*:" per post.
 
 Candidates are the sentences of the best MAX_HITS hits (chunks are split into lines first, so spec
 lists and list items stand alone). Headings, date lines, "The dimensions:" lead-ins, fragments under
-MIN_WORDS words and [REF: …]/[IMAGE: …] tags are never quoted. Each candidate is scored by
+MIN_WORDS words and [REF: …]/[IMAGE: …] tags are never quoted (core/answer/quotable.py). Each
+candidate is scored by
 
 - its cosine with the question (the table's model: `embed` for sentences, the `query` form for the
   question), on the model's relevance scale (core.embed.scales.RELEVANCE_SCALES), so one set of weights
@@ -47,15 +48,12 @@ import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
-import simplemma
 
-from core.chunk import STOPWORDS
+from core.answer.quotable import content_words, light_words, readable, sentence_units, share
 from core.embed import Embedder, embed_query, passage_vectors, relevance_scale, rescale
 from core.models import Hit
-from core.text.sentences import TAG_RE, split_sentences
 
 # Candidates: sentences of the best MAX_HITS hits; past MAX_CANDIDATES the ones with the best cheap
 # score (coverage, heading, hit) are embedded, so one batch stays small (MiniLM: ~5 ms a sentence on
@@ -63,13 +61,9 @@ from core.text.sentences import TAG_RE, split_sentences
 MAX_HITS = 10
 MAX_CANDIDATES = 64
 # Answer size: 1..MAX_SENTENCES sentences, at most MAX_WORDS words. The first sentence is taken even
-# when longer; a sentence over MAX_SENTENCE_WORDS is never a candidate.
+# when longer (core/answer/quotable.py: which sentences can be quoted at all).
 MAX_WORDS = 90
 MAX_SENTENCES = 4
-MAX_SENTENCE_WORDS = 70
-# A sentence needs this many words, and content words, to be worth reading on its own.
-MIN_WORDS = 5
-MIN_CONTENT_WORDS = 2
 # A sentence brought along as context for the one after it needs only this many words.
 MIN_LEAD_WORDS = 3
 # Score weights (see the module docstring for how they were chosen).
@@ -93,28 +87,12 @@ WARM_UP_BATCH = 64
 
 OMISSION = " … "  # between sentences of one post that do not follow each other in it
 
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
-_LIST_MARKER = re.compile(r"^(?:[-*•▪–]\s+|\(?\d{1,2}[.)]\s+)")
-_SENTENCE_END = re.compile(r"""[.!?…]["'”’)\]]*$""")
 _QUESTION_END = re.compile(r"""\?["'”’)\]]*$""")
 # Openers that point back at the sentence before: demonstratives, pronouns and connectives.
 _DANGLING = re.compile(
     r"^(?:this|that|these|those|it|its|they|them|their|he|she|his|her|him|such|but|and|so|yet|then|"
     r"also|which|both|there|here|still|instead|otherwise|however|thus|hence|or|nor)\b",
     re.IGNORECASE,
-)
-# Function words only (core.text.language's English list): the light coverage keeps verbs such as "use".
-_FUNCTION_WORDS = frozenset(
-    re.findall(
-        r"\S+",
-        "the and of to in is that it was for with as his on be at by this had not are but from or have an "
-        "they which you were her she there been all we their would my me so what when who will more if out "
-        "about up them into your can has its our how why did does do a",
-    )
-)
-# Words of a question that never say what is asked about.
-_QUESTION_FILLER = frozenset(
-    ("author", "author's", "writer", "blogger", "opinion", "mention", "explain", "describe")
 )
 
 
@@ -200,83 +178,6 @@ class ExtractiveAnswer:
         }
 
 
-# Sentences ------------------------------------------------------------------------------------------
-
-
-def sentence_units(text: str) -> list[tuple[int, str]]:
-    """(offset, sentence) for every sentence of `text`, each a verbatim slice of it.
-
-    Lines are split first: chunk text keeps list items and "Height: 30 inches." spec lines one per
-    line, without end punctuation between some of them, which the sentence splitter would run
-    together. A leading list marker is left out (the rest is still a slice), and [REF: …]/[IMAGE: …]
-    tags are cut out: the text on either side of a tag becomes its own piece.
-    """
-    units: list[tuple[int, str]] = []
-    offset = 0
-    for line in text.split("\n"):
-        pos = 0
-        for sentence in split_sentences(line):
-            at = line.find(sentence, pos)
-            pos = at + len(sentence)
-            units.extend((offset + start, piece) for start, piece in _pieces(at, sentence))
-        offset += len(line) + 1
-    return units
-
-
-def _pieces(at: int, sentence: str) -> list[tuple[int, str]]:
-    """The sentence's text around any tags, each piece stripped and without a leading list marker."""
-    bounds = [0]
-    for match in TAG_RE.finditer(sentence):
-        bounds += [match.start(), match.end()]
-    bounds.append(len(sentence))
-    out = []
-    for start, end in zip(bounds[::2], bounds[1::2], strict=True):
-        piece = sentence[start:end]
-        stripped = piece.strip()
-        if not stripped:
-            continue
-        start += piece.find(stripped)
-        marker = _LIST_MARKER.match(stripped)
-        if marker:
-            start, stripped = start + marker.end(), stripped[marker.end() :]
-        if stripped:
-            out.append((at + start, stripped))
-    return out
-
-
-def readable(sentence: str) -> bool:
-    """Whether a reader can take the sentence alone: long enough, and ending like a sentence (not a
-    heading, a date line, a "The dimensions:" lead-in or a "Filed under" footer)."""
-    words = len(sentence.split())
-    if not MIN_WORDS <= words <= MAX_SENTENCE_WORDS or not _SENTENCE_END.search(sentence):
-        return False
-    return len(content_words(sentence)) >= MIN_CONTENT_WORDS
-
-
-@lru_cache(maxsize=50_000)
-def _lemma(word: str) -> str:
-    return simplemma.lemmatize(word, lang="en").lower()
-
-
-def _words(text: str, stop: frozenset[str]) -> set[str]:
-    words = (w.lower().removesuffix("'s").removesuffix("’s") for w in _WORD.findall(text))
-    return {_lemma(w) for w in words if len(w) > 1 and w not in stop and w not in _QUESTION_FILLER}
-
-
-def content_words(text: str) -> set[str]:
-    """Lemmas of the words that carry meaning (core.keywords.STOPWORDS and one-letter words left out)."""
-    return _words(text, STOPWORDS)
-
-
-def light_words(text: str) -> set[str]:
-    """Lemmas of every word but function words: keeps the common verbs STOPWORDS drops ("use")."""
-    return _words(text, _FUNCTION_WORDS)
-
-
-def _share(asked: set[str], words: set[str]) -> float:
-    return len(asked & words) / len(asked) if asked else 0.0
-
-
 # Selection ------------------------------------------------------------------------------------------
 
 
@@ -320,8 +221,8 @@ def extract_answer(
     asked, asked_light = content_words(question), light_words(question)
     cheap = np.array(
         [
-            W_COVERAGE * _share(asked, content_words(units[i].text))
-            + W_COVERAGE_LIGHT * _share(asked_light, light_words(units[i].text))
+            W_COVERAGE * share(asked, content_words(units[i].text))
+            + W_COVERAGE_LIGHT * share(asked_light, light_words(units[i].text))
             + W_HIT * float(hits[units[i].hit].relevance)
             + W_HEADING * heading[units[i].hit]
             + W_LENGTH * min(units[i].words / 30, 2)
