@@ -25,16 +25,8 @@ from core.evaluate import (
     run_eval,
     summary_rows,
 )
-from core.evaluate.metrics import (
-    decode_upload,
-    doc_ranking,
-    evidence_hit_at_k,
-    mrr_at_k,
-    ndcg_at_k,
-    read_qrels,
-    read_queries,
-    recall_at_k,
-)
+from core.evaluate.loaders import decode_upload, read_qrels, read_queries
+from core.evaluate.metrics import doc_ranking, evidence_hit_at_k, mrr_at_k, ndcg_at_k, recall_at_k
 from core.evaluate.querysets import check_set
 
 SCIFACT = Path(__file__).parents[1].parent / "shared/eval/scifact"

@@ -1,18 +1,18 @@
-"""Measuring retrieval: metrics and query-set loaders (metrics), configurations side by side
-(compare), the query sets (querysets) and the comparison as tables (tables).
+"""Measuring retrieval and answers: metrics (metrics), query-set files (loaders), configurations side by
+side (compare), answers per answer mode (answers), the query sets (querysets) and the comparison as
+tables (tables).
 """
 
 from __future__ import annotations
 
 from core.evaluate.answers import AnswerReport, answer_table, run_answer_eval
 from core.evaluate.compare import CHUNK_SIZES, Comparison, EvalConfig, compare, config_grid, posts_table
+from core.evaluate.loaders import load_qrels, load_queries
 from core.evaluate.metrics import (
     EvalReport,
     Query,
     evidence_found,
     format_table,
-    load_qrels,
-    load_queries,
     percentile,
     report_to_json,
     run_eval,

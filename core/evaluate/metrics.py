@@ -1,4 +1,5 @@
-"""Retrieval evaluation: load BEIR-style queries and qrels, score ranked results, print and compare them.
+"""Retrieval evaluation: score ranked results against BEIR-style qrels (loaded by core/evaluate/loaders.py),
+print and compare them.
 
 Retrieval itself is injected as a callable, so the metric code never touches the store or the embedder and
 can be tested with a plain dict standing in for a search engine. core/evaluate/compare.py runs real retrieval:
@@ -17,15 +18,13 @@ Metric definitions follow trec_eval 9.x as wrapped by pytrec_eval, which is what
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import statistics
 import time
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 # MRR and nDCG are reported at a fixed depth of 10 (the BEIR headline numbers) whatever k recall uses.
 FIXED_DEPTH = 10
@@ -66,149 +65,6 @@ class EvalReport:
     n_queries: int
     n_judged: int
     n_evidence: int = 0
-
-
-# --- loading -----------------------------------------------------------------------------------------
-
-
-def load_queries(path: str | Path) -> list[Query]:
-    """Read a jsonl file of {"id", "text", optional "evidence"} objects (BEIR's "_id" is accepted too)."""
-    path = Path(path)
-    # utf-8-sig: files saved by Windows editors start with a BOM that would otherwise break line 1.
-    with path.open(encoding="utf-8-sig") as fh:
-        return read_queries(fh, str(path))
-
-
-def read_queries(lines: Iterable[str], source: str) -> list[Query]:
-    """Queries from jsonl lines; errors name `source` and the line number."""
-    queries: list[Query] = []
-    seen: set[str] = set()
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            query = _parse_query(line)
-        except ValueError as exc:
-            raise ValueError(f"{source}:{lineno}: {exc}") from None
-        # A repeated id would silently be scored twice and skew every mean.
-        if query.id in seen:
-            raise ValueError(f"{source}:{lineno}: duplicate query id {query.id!r}")
-        seen.add(query.id)
-        queries.append(query)
-    return queries
-
-
-def decode_upload(name: str, data: bytes) -> list[str]:
-    """An uploaded file's lines; a file that is not UTF-8 text is a ValueError naming it."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{name}: not UTF-8 text (byte {exc.start})") from None
-    return text.splitlines()
-
-
-def _parse_query(line: str) -> Query:
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"invalid JSON ({exc.msg})") from None
-    if not isinstance(obj, dict):
-        raise ValueError("expected a JSON object")
-    raw_id = obj.get("id", obj.get("_id"))
-    # bool is an int subclass; an id of `true` is a mistake, not a number.
-    if raw_id is None or isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
-        raise ValueError('missing or invalid "id" (string or integer)')
-    text = obj.get("text")
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError('missing or empty "text"')
-    answer, kind = obj.get("answer") or "", obj.get("kind") or ""
-    if not isinstance(answer, str) or not isinstance(kind, str):
-        raise ValueError('"answer" and "kind" must be strings')
-    return Query(
-        id=str(raw_id).strip(),
-        text=text,
-        evidence=_parse_evidence(obj.get("evidence")),
-        answer=answer,
-        kind=kind,
-    )
-
-
-def _parse_evidence(value: object) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
-        raise ValueError('"evidence" must be a string or a list of strings')
-    # An empty quote would "match" every chunk, so blank entries are dropped rather than kept.
-    return tuple(item for item in items if _normalise(item))
-
-
-def load_qrels(path: str | Path) -> dict[str, dict[str, int]]:
-    """Read relevance judgements: {query_id: {doc_id: grade}}, keeping only grades > 0.
-
-    Accepts BEIR's tsv (`query-id  corpus-id  score`, header optional) and TREC's four-column
-    `qid iter docid rel`. Rows with grade <= 0 are judged-not-relevant, so they are dropped here; positive
-    grades are kept as they are because nDCG uses them as gains. A later row for the same pair wins.
-    """
-    path = Path(path)
-    with path.open(encoding="utf-8-sig") as fh:
-        return read_qrels(fh, str(path))
-
-
-def read_qrels(lines: Iterable[str], source: str) -> dict[str, dict[str, int]]:
-    """Relevance judgements from tsv lines (see load_qrels); errors name `source` and the line number."""
-    grades: dict[str, dict[str, int]] = {}
-    first_row = True
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        fields = _split_qrels_line(line)
-        # Only the first non-blank row may be a header; a non-numeric score later on is an error.
-        is_header, first_row = first_row and _is_header(fields), False
-        if is_header:
-            continue
-        try:
-            query_id, doc_id, grade = _parse_qrels_fields(fields)
-        except ValueError as exc:
-            raise ValueError(f"{source}:{lineno}: {exc}") from None
-        grades.setdefault(query_id, {})[doc_id] = grade
-    relevant = {qid: {d: g for d, g in docs.items() if g > 0} for qid, docs in grades.items()}
-    return {qid: docs for qid, docs in relevant.items() if docs}
-
-
-def _split_qrels_line(line: str) -> list[str]:
-    # Tab-separated when tabs are present, so ids may contain spaces; otherwise TREC-style whitespace.
-    line = line.rstrip("\r\n")
-    parts = line.split("\t") if "\t" in line else line.split()
-    return [part.strip() for part in parts]
-
-
-def _is_header(fields: list[str]) -> bool:
-    return len(fields) >= 3 and not _looks_like_int(fields[-1])
-
-
-def _looks_like_int(text: str) -> bool:
-    try:
-        int(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _parse_qrels_fields(fields: list[str]) -> tuple[str, str, int]:
-    if len(fields) == 3:
-        query_id, doc_id, score = fields
-    elif len(fields) == 4:
-        query_id, _iteration, doc_id, score = fields
-    else:
-        raise ValueError(f"expected 3 columns (query_id, doc_id, score), got {len(fields)}")
-    if not query_id or not doc_id:
-        raise ValueError("empty query_id or doc_id")
-    try:
-        grade = int(score)
-    except ValueError:
-        raise ValueError(f"score {score!r} is not an integer") from None
-    return query_id, doc_id, grade
 
 
 # --- metrics ----------------------------------------------------------------------------------------
@@ -273,7 +129,7 @@ def _dcg(gains: Sequence[float]) -> float:
 _WHITESPACE = re.compile(r"\s+")
 
 
-def _normalise(text: str) -> str:
+def normalise_quote(text: str) -> str:
     # NFKC folds non-breaking spaces and ligatures; casefold beats lower() for ß and friends.
     return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
 
@@ -286,15 +142,17 @@ def evidence_hit_at_k(chunk_texts: Sequence[str], evidence: Sequence[str], k: in
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    if not any(_normalise(e) for e in evidence):
+    if not any(normalise_quote(e) for e in evidence):
         return None
     return 1.0 if evidence_found(chunk_texts, evidence, k) else 0.0
 
 
 def evidence_found(chunk_texts: Sequence[str], evidence: Sequence[str], k: int) -> list[str]:
     """The evidence quotes (as given) that occur in one of the top-k chunks, matched as evidence_hit_at_k."""
-    chunks = [_normalise(text) for text in chunk_texts[:k]]
-    return [quote for quote in evidence if (q := _normalise(quote)) and any(q in chunk for chunk in chunks)]
+    chunks = [normalise_quote(text) for text in chunk_texts[:k]]
+    return [
+        quote for quote in evidence if (q := normalise_quote(quote)) and any(q in chunk for chunk in chunks)
+    ]
 
 
 def percentile(values: Sequence[float], p: float) -> float:

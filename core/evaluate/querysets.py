@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.evaluate.metrics import Query, decode_upload, load_qrels, load_queries, read_qrels, read_queries
+from core.evaluate.loaders import decode_upload, load_qrels, load_queries, read_qrels, read_queries
+from core.evaluate.metrics import Query
 from core.models import Post
 from core.parse import parse_paths
 
