@@ -272,6 +272,11 @@ def query() -> None:
         f"Rules: {found_by}; keep relevance ≥ {settings.threshold:.2f}, "
         f"but at least {settings.min_chunks} and at most {settings.max_chunks}."
     )
+    if result.feedback:
+        st.caption(
+            "Asked in another language than the posts: the keyword search also used the nearest "
+            f"passages' keywords ({md(', '.join(result.feedback))})."
+        )
     frame = with_scores(shared.hits_frame(result.candidates, settings.threshold), result.candidates)
     st.altair_chart(score_chart(frame, settings.threshold), width="stretch")
     st.dataframe(frame, hide_index=True, column_config=query_columns(), key="query_table")

@@ -20,6 +20,7 @@ from core.embed.multilingual import MODEL_ID, language_shares, multilingual_note
 from core.ingest import ingest_paths, ingest_posts
 from core.parse import parse_paths, parse_text
 from core.search import search
+from core.search.retrieve import FEEDBACK_HITS
 from core.store import ModelMismatchError, Store
 from tests.conftest import DEMO, write
 
@@ -124,6 +125,30 @@ def test_hybrid_search_with_the_multilingual_model(e5_table):
     result = search(question, settings.replace(retrieval_mode="hybrid"), store=store)
     assert result.mode == "hybrid"
     assert result.hits[0].post_id == expected
+
+
+def test_a_question_in_another_language_borrows_the_nearest_passages_keywords(e5_table, settings, embedder):
+    """BM25 on a Turkish question finds little in English posts: the stored keywords of the nearest
+    passages join its keyword search, and the right post stays first. Questions in the posts' language,
+    and tables whose model does not match across languages (MiniLM), search as asked."""
+    e5, store = e5_table
+    question, expected = QUESTIONS["tr"]
+    result = search(question, e5.replace(retrieval_mode="hybrid"), store=store)
+    nearest = search(question, e5.replace(retrieval_mode="dense"), store=store).hits[:FEEDBACK_HITS]
+    assert result.feedback and set(result.feedback) <= {k for h in nearest for k in h.keywords}
+    assert result.hits[0].post_id == expected and result.hits[0].keyword_score
+    english = search(
+        "Why does she keep her mistakes in a jar?", e5.replace(retrieval_mode="hybrid"), store=store
+    )
+    assert english.feedback == [] and english.hits[0].post_id == expected
+
+    posts = [p for p in parse_paths([DEMO / "posts"]).posts if p.post_id in POSTS]
+    minilm = Store(settings.data_dir)
+    ingest_posts(posts, settings, store=minilm, embedder=embedder)
+    assert (
+        search(question, settings.replace(retrieval_mode="hybrid"), store=minilm, embedder=embedder).feedback
+        == []
+    )
 
 
 def test_the_table_records_the_model_and_refuses_another(e5_table, embedder):
