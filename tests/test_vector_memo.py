@@ -48,6 +48,8 @@ def test_warm_up_leaves_an_answer_only_its_question_to_embed(embedder):
         for i, r in enumerate(rows)
     ]
     passage_vectors.clear()
+    # Asked to stop (the process is exiting) before its first batch: nothing is embedded.
+    assert warm_up(rows, embedder, stop=lambda: True) == 0 and passage_vectors.misses == 0
     assert warm_up(rows, embedder) == 6  # two headings, four sentences
     before = passage_vectors.misses
     answer = extract_answer("When does swarming start?", hits, embedder)

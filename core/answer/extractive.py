@@ -46,7 +46,7 @@ from __future__ import annotations
 import itertools
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -276,10 +276,17 @@ def heading_text(title: str, section: str) -> str:
     return f"{title}: {section}" if section and section != title else title
 
 
-def warm_up(chunks: Iterable[dict], embedder: Embedder, *, limit: int = WARM_UP_LIMIT) -> int:
+def warm_up(
+    chunks: Iterable[dict],
+    embedder: Embedder,
+    *,
+    limit: int = WARM_UP_LIMIT,
+    stop: Callable[[], bool] | None = None,
+) -> int:
     """Embed (into the process's memo) the sentences and headings answers would quote from `chunks`
     (rows with text, title, section), so the first readers' answers need only their question's
-    vector. At most `limit` texts, in the order given; returns how many were embedded or found."""
+    vector. At most `limit` texts, in the order given; `stop()` is asked between batches (a process
+    shutting down must not leave a thread inside the model). Returns how many were embedded or found."""
     texts: dict[str, None] = {}
     for chunk in chunks:
         texts[heading_text(chunk.get("title") or "", chunk.get("section") or "")] = None
@@ -288,6 +295,8 @@ def warm_up(chunks: Iterable[dict], embedder: Embedder, *, limit: int = WARM_UP_
             break
     batch = list(texts)[:limit]
     for start in range(0, len(batch), WARM_UP_BATCH):  # small batches: readers may be waiting too
+        if stop is not None and stop():
+            return start
         passage_vectors.embed(embedder, batch[start : start + WARM_UP_BATCH])
     return len(batch)
 

@@ -12,9 +12,10 @@ The chat page, for a generated answer (retrieval and extractive answers skip the
 
 from __future__ import annotations
 
+import atexit
 import logging
 from collections.abc import Callable
-from threading import Thread
+from threading import Event, Thread
 
 import streamlit as st
 
@@ -93,16 +94,31 @@ def show_place_in_line(ticket: Ticket) -> int:
 # Warm answers ------------------------------------------------------------------------------------------
 
 
+# Set at exit: a warm-up still embedding when the interpreter shuts down aborted the process from inside
+# torch ("terminate called without an active exception"); it now stops after its current batch.
+_SHUTTING_DOWN = Event()
+_WARMING: list[Thread] = []
+WARM_UP_EXIT_WAIT = 30.0  # s: one batch of 64 sentences takes a few seconds with e5 on 2 busy cores
+
+
+@atexit.register
+def _stop_warming() -> None:
+    _SHUTTING_DOWN.set()
+    for thread in _WARMING:
+        thread.join(WARM_UP_EXIT_WAIT)
+
+
 @st.cache_resource(show_spinner=False)
 def _warming(data_dir: str, chunks_version: int, model_id: str, _store: Store, _embedder: Embedder) -> Thread:
     def work() -> None:
         try:
             rows = _store.list_chunks(columns=["text", "title", "section"])
-            warm_up(rows, _embedder)
+            warm_up(rows, _embedder, stop=_SHUTTING_DOWN.is_set)
         except Exception:  # a warm-up that fails only leaves answers as fast as without it
             log.exception("warming the answer sentences failed")
 
     thread = Thread(target=work, name="inkwell-warm-answers", daemon=True)
+    _WARMING.append(thread)
     thread.start()
     return thread
 
