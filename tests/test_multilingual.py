@@ -22,7 +22,7 @@ from core.parse import parse_paths, parse_text
 from core.search import search
 from core.search.retrieve import FEEDBACK_HITS
 from core.store import ModelMismatchError, Store
-from tests.conftest import DEMO, write
+from tests.conftest import DEMO, isolate_app, open_app, shown, write
 
 # Four short demo posts (two chunks each, so the module's ingest stays quick); each question in another
 # language is answered by one of them, and the other three are about nearby things (the shop, writing).
@@ -312,3 +312,16 @@ def test_reader_languages_setting_is_checked():
     )
     with pytest.raises(ConfigError, match="reader_languages"):
         Settings.load({"reader_languages": "english"}, environ={})
+
+
+def test_the_inspector_names_the_keywords_a_question_in_another_language_borrowed(e5_table, monkeypatch):
+    e5, store = e5_table
+    isolate_app(monkeypatch, e5.data_dir)
+    at = open_app("pages/chunks.py")
+    at.radio(key="inspect_mode").set_value("Test a query").run()
+    at.text_input(key="inspect_query").input(QUESTIONS["tr"][0]).run()
+    assert not at.exception
+    feedback = search(QUESTIONS["tr"][0], e5.replace(retrieval_mode="hybrid"), store=store).feedback
+    borrowed = [c for c in shown(at.caption) if "nearest passages' keywords" in c]
+    assert borrowed and all(term in borrowed[0] for term in feedback)
+    assert at.dataframe[0].value["title"][0] == "The Mistake Jar"
