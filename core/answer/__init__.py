@@ -1,9 +1,9 @@
 """Answering from the retrieved excerpts. A reader's question gets one `reply` (reply): the author's
-own sentences (extractive, quoting what quotable allows), a generated answer in the author's voice (generate), or, when nothing
-retrieved clears the relevance bar (abstain), an honest "I haven't written about that". Around them:
-the question made ready for retrieval (question), what of a model's text the reader sees (release:
-whole sentences, prompt markup cut out by leaks, strict grounding) and the check of each sentence
-against the excerpts (grounding).
+own sentences (extractive, quoting what quotable allows), a generated answer in the author's voice
+(generate), or, when nothing retrieved clears the relevance bar (abstain), an honest "I haven't
+written about that". Around them: the question made ready for retrieval (question), what of a model's
+text the reader sees (release: whole sentences, prompt markup cut out by leaks, strict grounding) and
+the check of each sentence against the excerpts (grounding).
 """
 
 from __future__ import annotations
