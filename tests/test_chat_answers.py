@@ -5,11 +5,13 @@ where a generated answer is wanted (and to prove no model is called otherwise)."
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
+from pages.shared.replies import excerpts_label
 from tests.conftest import open_app, shown, texts
 from tests.servers import ScriptedOpenAIServer
 from tests.test_app import BEES, corpus, data_dir  # noqa: F401  (fixtures)
@@ -35,6 +37,16 @@ def test_builtin_setup_quotes_the_authors_sentences():
     captions = shown(reply.caption)
     assert "The author's own sentences, quoted from the posts (no model wrote them)." in captions
     assert not any(c.startswith("Answered by") for c in captions)
+    quoted_label = [e.label for e in reply.expander if "quoted" in e.label]
+    assert len(quoted_label) == 1 and re.fullmatch(
+        r"1 excerpt was quoted|\d+ excerpts were quoted", quoted_label[0]
+    )
+
+
+def test_the_excerpts_label_counts_in_words():
+    assert excerpts_label(1, "extractive") == "1 excerpt was quoted"
+    assert excerpts_label(3, "extractive") == "3 excerpts were quoted"
+    assert excerpts_label(1, "generative") == "1 excerpt went into the answer's context"
 
 
 def test_off_topic_question_gets_the_honest_reply_and_the_closest_posts():

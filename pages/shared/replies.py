@@ -15,11 +15,19 @@ import streamlit as st
 
 from core.answer import Reply
 from pages.shared.tables import column_config, hits_frame
-from pages.shared.text import md_escape, safe_answer
+from pages.shared.text import md_escape, plural, safe_answer
 
 INSPECTOR = "chunks"  # url_path of the Inspect page, which opens on a post given as ?post=<id>
 BUILTIN_NOTE = "Answered by the small offline model: rough. Set an OpenAI key or server for better answers."
 QUOTED_NOTE = "The author's own sentences, quoted from the posts (no model wrote them)."
+
+
+def excerpts_label(count: int, mode: str) -> str:
+    """The excerpts expander's title: "1 excerpt was quoted", "3 excerpts went into the answer's context"."""
+    excerpts = plural(count, "excerpt")
+    if mode == "extractive":
+        return f"{excerpts} {'was' if count == 1 else 'were'} quoted"
+    return f"{excerpts} went into the answer's context"
 
 
 def reply_message(answered: Reply, label: str | None, builtin: bool) -> dict[str, Any]:
@@ -117,8 +125,7 @@ def show_notes(message: dict) -> None:
     show_grounding(message.get("grounding"), dropped)
     hits = message.get("hits") or []
     if hits:
-        label = "excerpts were quoted" if mode == "extractive" else "excerpts went into the answer's context"
-        with st.expander(f"{len(hits)} {label}"):
+        with st.expander(excerpts_label(len(hits), mode)):
             st.dataframe(
                 hits_frame(hits).drop(columns=["rank"]), hide_index=True, column_config=column_config()
             )
