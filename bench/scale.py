@@ -11,7 +11,10 @@ For each size, in one run: dense and hybrid search p50/p95 as Inkwell runs them 
 `core.search.search`), recall@10 of the dense search against exact search on the same queries (LanceDB
 with the index bypassed), FAISS flat (IndexFlatIP, exact) on the same vectors as the reference, the
 index build (the first `optimize()`), a one-post edit (`ingest_posts` of one changed post, undone after),
-a cold `inkwell search` in a fresh process (wall time and peak memory) and the size on disk.
+a cold `inkwell search` in a fresh process (wall time and peak memory) and the size on disk. A fresh
+process's time is mostly Python, torch and the model loading, which other work on a shared machine
+slows by seconds from one run to the next; so the cold search of the largest table is also compared
+with the smallest's in alternating pairs (--cold-pairs), and the median difference is the figure.
 
 Tables are built once into --scratch (default /tmp/inkwell-scale) and reused; `--rebuild` starts over.
 Usage: python bench/scale.py [--sizes 2000,50000,200000,1000000] [--queries 100]
@@ -298,6 +301,19 @@ def cold_search(data_dir: Path, question: str) -> tuple[float, float]:
     return float(wall), int(kb) / 1024
 
 
+def cold_difference(small: Path, large: Path, pairs: int) -> float:
+    """Median over `pairs` of (cold search on `large` − cold search on `small`), run one after the other
+    so that both of a pair see the same machine."""
+    differences = []
+    for i in range(pairs):
+        question = f"how do I flatten a board with a hand plane ({i})"
+        base, _ = cold_search(small, question)
+        top, _ = cold_search(large, question)
+        print(f"cold pair {i + 1}: {base:.2f} s / {top:.2f} s", flush=True)
+        differences.append(top - base)
+    return statistics.median(differences)
+
+
 def disk_mb(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 1e6
 
@@ -394,6 +410,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--scratch", default="/tmp/inkwell-scale")
     parser.add_argument("--cold-runs", type=int, default=3, help="cold `inkwell search` runs per size")
+    parser.add_argument("--cold-pairs", type=int, default=5, help="alternating smallest/largest cold runs")
     parser.add_argument("--rebuild", action="store_true", help="build the tables again")
     parser.add_argument("--json", help="also write the figures here")
     args = parser.parse_args()
@@ -413,11 +430,14 @@ def main() -> None:
     print(table(rows))
     if len(rows) > 1 and rows[0].chunks <= 2_000:
         base, top = rows[0], rows[-1]
+        extra = cold_difference(
+            scratch / f"chunks-{base.chunks}", scratch / f"chunks-{top.chunks}", args.cold_pairs
+        )
         print(
             f"\n{top.chunks:,} chunks: dense p50 {top.dense_over_faiss:.2f}× FAISS flat (target ≤ 0.2) at "
             f"recall@10 {top.recall_at_10:.3f} (≥ 0.95); one-post edit {top.one_post_edit_s:.1f} s (≤ 10); "
-            f"cold search {top.cold_search_s:.1f} s vs {base.cold_search_s:.1f} s at {base.chunks:,} "
-            f"(≤ +1 s)"
+            f"cold search {extra:+.2f} s against {base.chunks:,} chunks, median of {args.cold_pairs} "
+            f"alternating pairs (≤ +1 s)"
         )
     if args.json:
         Path(args.json).write_text(json.dumps([asdict(r) for r in rows], indent=2))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -196,6 +197,51 @@ def test_route_and_search_embed_the_question_once(routed, embedder):
     decision, retrieval = route_and_search(CLEAR, settings, store=store, embedder=counting)
     assert decision.routed and retrieval.hits
     assert counting.queries == 1  # the router's vector is the search's
+
+
+class SignallingEmbedder(CountingEmbedder):
+    """Sets `embedding` when asked for a question's vector (as a first call would load the model)."""
+
+    def __init__(self, inner) -> None:
+        super().__init__(inner)
+        self.embedding = threading.Event()
+
+    def query(self, texts):
+        self.embedding.set()
+        return super().query(texts)
+
+
+def test_the_first_question_loads_the_indexes_beside_the_model_once(routed, embedder, monkeypatch):
+    settings, store = routed
+    signalling = SignallingEmbedder(embedder)
+    events: list[tuple] = []
+    real_warm_up = store.warm_up
+
+    def warm_up() -> None:
+        # Beside the embedding, not before or after it: this thread sees the question being embedded.
+        events.append(
+            ("warm", threading.current_thread() is threading.main_thread(), signalling.embedding.wait(10))
+        )
+        real_warm_up()
+        events.append(("warmed",))
+
+    monkeypatch.setattr(store, "warm_up", warm_up)
+    _, first = route_and_search(CLEAR, settings, store=store, embedder=signalling)
+    assert events == [("warm", False, True), ("warmed",)]  # joined before the search went on
+    _, again = route_and_search(WEAK, settings, store=store, embedder=signalling)
+    assert len(events) == 2  # once per process and data directory
+    assert first.hits and again.hits
+
+
+def test_a_failing_warm_up_never_breaks_a_question(routed, embedder, monkeypatch):
+    settings, store = routed
+
+    def broken() -> None:
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(store, "warm_up", broken)
+    decision, retrieval = route_and_search(CLEAR, settings, store=store, embedder=embedder)
+    assert decision.routed and retrieval.hits
 
 
 def test_no_routing_when_off_chosen_or_a_single_collection(routed, embedder, tmp_path):

@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 from lancedb.table import LanceTable
 
-from core.store import Store
+from core.store import Store, memory
 from core.store.index import MAX_DELTA_SEGMENTS, VECTOR, vector_index
-from core.store.schema import VECTOR_INDEX_MIN_ROWS
+from core.store.memory import held_table
+from core.store.schema import HIT_COLUMNS, VECTOR_INDEX_MIN_ROWS
 
 DIM = 16
 MODEL = "test-embed"
@@ -202,3 +203,31 @@ def test_a_small_table_is_searched_in_memory_like_lancedb_and_sees_every_commit(
     assert store.vector_search(query, 1)[0]["chunk_id"] == "near#0"
     Store(tmp_path / "db").delete_posts(["near"])
     assert store.vector_search(query, 1)[0]["chunk_id"] != "near#0"
+
+
+def test_a_search_returns_the_hit_columns_only_from_the_index_and_from_memory(store: Store, tmp_path: Path):
+    """The indexed table (LanceDB) and a small one (held in memory) give rows of the same shape: the
+    columns a hit needs and the distance, nothing read for nothing (each column costs a read per row)."""
+    wanted = {*HIT_COLUMNS, "_distance"}
+    query = unit(np.random.default_rng(9), 1)[0]
+    assert vector_index(store.chunks) is not None
+    assert set(store.vector_search(query, 3)[0]) == wanted
+    small = Store(tmp_path / "small")
+    write(small, [rows("s", unit(np.random.default_rng(10), 5))])
+    assert held_table(str(small.data_dir.absolute()), small.chunks) is not None
+    assert set(small.vector_search(query, 3)[0]) == wanted
+
+
+def test_warm_up_loads_what_the_first_search_needs_and_changes_nothing(store: Store, tmp_path: Path):
+    empty = Store(tmp_path / "empty")
+    empty.warm_up()  # no table: nothing to load, nothing created
+    assert empty.chunks is None
+    small = Store(tmp_path / "small")
+    write(small, [rows("s", unit(np.random.default_rng(11), 5))])
+    where = str(small.data_dir.absolute())
+    memory._HELD.pop(where, None)
+    small.warm_up()
+    assert where in memory._HELD  # a small table's vectors are held for the first search
+    version = store.chunks.version
+    store.warm_up()  # the indexed table: a probe through the vector and keyword indexes
+    assert store.chunks.version == version

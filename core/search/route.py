@@ -43,6 +43,7 @@ from core.config import Settings, local_home
 from core.embed import Embedder, embed_query, embedder_for_store, relevance_scale, rescale
 from core.search.posts import mean_vectors
 from core.search.retrieve import Retrieval, search
+from core.search.warm import warming
 from core.store import Store
 
 RULES_FILE = "routes.toml"
@@ -405,7 +406,8 @@ def route_and_search(
     embedder = embedder or embedder_for_store(settings, store.model_id())
     mode = mode or settings.retrieval_mode
     # Embedded once for both: the search needs it anyway in these modes (fts may not embed at all).
-    vector = embed_query(embedder, question) if mode in ("dense", "hybrid") else None
+    with warming(store):  # a process's first question: LanceDB's indexes load beside the model
+        vector = embed_query(embedder, question) if mode in ("dense", "hybrid") else None
     decision = route(question, store, embedder, settings, chosen=chosen, vector=vector)
     retrieval = search(
         question,

@@ -17,18 +17,18 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from core.store.schema import SEARCH_TEXT, VECTOR_INDEX_MIN_ROWS
+from core.store.schema import VECTOR_INDEX_MIN_ROWS, hit_columns
 
 
 @dataclass(frozen=True)
 class HeldTable:
     key: tuple[int, int]  # (version, rows): a table dropped and made again numbers versions from 1
-    payload: pa.Table  # every column a search returns (no vector, no search_text)
+    payload: pa.Table  # the columns a search returns (schema.HIT_COLUMNS)
     vectors: np.ndarray  # (rows, dim), unit length
     collections: np.ndarray  # each row's collection
 
     def search(self, vector: np.ndarray, limit: int, collections: Sequence[str] | None = None) -> list[dict]:
-        """Rows as LanceDB returns them: payload columns plus `_distance` (cosine distance), nearest first."""
+        """Rows as Store.vector_search returns them: HIT_COLUMNS plus `_distance` (cosine), nearest first."""
         query = np.asarray(vector, dtype=np.float32)
         query = query / (float(np.linalg.norm(query)) or 1.0)
         # Not `@`: a matrix-vector product goes to BLAS, whose threads spin against other work on a busy
@@ -64,7 +64,7 @@ def held_table(where: str, table: Any) -> HeldTable | None:
         held = _HELD.get(where)
     if held is not None and held.key == key:
         return held
-    columns = [c for c in table.schema.names if c != SEARCH_TEXT]
+    columns = [*hit_columns(table), "vector"]
     # Read at the version the key names, so a commit landing in between cannot pair old rows with a new key.
     data = table.search().select(columns).limit(rows).to_arrow()
     if data.num_rows != rows or int(table.version) != key[0]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 from lancedb.index import FTS
@@ -16,6 +17,17 @@ META_DIM = b"inkwell.embed_dim"
 # off past this size (measured: ≈ 3–9 ms at 2k chunks without one).
 VECTOR_INDEX_MIN_ROWS = 10_000
 SEARCH_TEXT = "search_text"
+# The chunk columns a search hit carries (core.models.Hit): a vector search reads only these, since at a
+# million chunks each column costs a read per row returned (≈ 1 ms for ten rows).
+HIT_COLUMNS = ("chunk_id", "post_id", "title", "collection", "date", "section", "text", "keywords")
+
+
+def hit_columns(table: Any) -> list[str]:
+    """HIT_COLUMNS that the table has (a table written by an older Inkwell may lack some)."""
+    names = set(table.schema.names)
+    return [c for c in HIT_COLUMNS if c in names]
+
+
 # The full-text index: lower-cased, ASCII-folded, English stemming and English stop words removed.
 # Other languages still match word for word (questions go through the same stemmer), just without
 # their own stemming or stop words.
