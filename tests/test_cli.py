@@ -314,3 +314,57 @@ def test_questions_over_the_limit_are_refused_before_any_work(tmp_path, monkeypa
     monkeypatch.setenv("INKWELL_MAX_QUESTION_CHARS", "20")
     short = run(*[a.replace("{q}", "a question of 21 char") for a in args], data_dir=db)
     assert "21 characters long, and questions are limited to 20" in short.output
+
+
+def test_clean_frees_eval_tables_and_old_llm_replies_and_nothing_else(corpus, tmp_path):
+    import sqlite3
+
+    from core.llm import LLMCache
+
+    db = tmp_path / "db"
+    assert run("ingest", str(corpus), data_dir=db).exit_code == 0
+    queries, qrels = tmp_path / "q.jsonl", tmp_path / "qrels.tsv"
+    queries.write_text('{"id": "q1", "text": "which tomatoes split?"}\n', encoding="utf-8")
+    qrels.write_text("q1\tgarden\t1\n", encoding="utf-8")
+    evaluate = ("eval", "--queries", str(queries), "--qrels", str(qrels), "--chunk-tokens", "150")
+    assert run(*evaluate, data_dir=db).exit_code == 0
+    scratch = [p for p in (db / "eval-tables").iterdir() if p.is_dir()]
+    assert len(scratch) == 1
+    with LLMCache(db) as cache:
+        cache.put("old", model="m", task="keywords", reply="[]")
+        cache.put("new", model="m", task="keywords", reply="[]")
+        cache.save_rewrite(
+            "garden", source_hash="h", original="a", rewritten="b", changes=[], status="accepted", model="m"
+        )
+        path = cache.path
+    with sqlite3.connect(path) as raw:  # a reply cached long ago
+        raw.execute("UPDATE responses SET created = '2020-01-01T00:00:00+00:00' WHERE key = 'old'")
+    before = json.loads(run("info", "--json", data_dir=db).stdout)
+
+    dry = json.loads(run("clean", "--older-than", "0", "--dry-run", "--json", data_dir=db).stdout)
+    assert [t["path"] for t in dry["eval_tables"]] == [str(scratch[0])] and dry["llm_replies"] == 2
+    assert scratch[0].is_dir()
+    with LLMCache(db) as cache:
+        assert cache.count() == 2
+
+    default = json.loads(run("clean", "--json", data_dir=db).stdout)  # 90 days: the old reply only
+    assert default["eval_tables"] == [] and default["llm_replies"] == 1 and scratch[0].is_dir()
+    everything = run("clean", "--older-than", "0", data_dir=db)
+    assert everything.exit_code == 0
+    assert (
+        "Removed 1 evaluation table (" in everything.stdout and "and 1 cached LLM reply." in everything.stdout
+    )
+    assert not scratch[0].exists()
+    with LLMCache(db) as cache:
+        assert (
+            cache.count() == 0 and cache.get_rewrite("garden").rewritten == "b"
+        )  # the author's decision stays
+    assert json.loads(run("info", "--json", data_dir=db).stdout) == before
+    assert run(*evaluate, data_dir=db).exit_code == 0  # the next comparison builds its table again
+    assert run("clean", "--older-than", "-1", data_dir=db).exit_code == 2
+
+
+def test_scratch_tables_on_object_storage_are_not_listed():
+    from core.evaluate.scratch import scratch_dir, scratch_tables
+
+    assert scratch_dir("s3://bucket/blog") is None and scratch_tables("s3://bucket/blog") == []

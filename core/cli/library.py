@@ -1,4 +1,4 @@
-"""`inkwell posts`, `chunks` and `info`: what is stored."""
+"""`inkwell posts`, `chunks`, `info` and `clean`: what is stored, and freeing disk space."""
 
 from __future__ import annotations
 
@@ -226,3 +226,60 @@ def _active_embedder(settings: Settings, table_model: str | None) -> str:
         return embedder_for_store(settings, table_model).model_id
     except EmbedError as exc:
         return f"{settings.embed_backend}:{settings.effective_embed_model} ({exc})"
+
+
+@command(main)
+@click.option(
+    "--older-than",
+    "days",
+    type=click.FloatRange(min=0),
+    default=90,
+    show_default=True,
+    help="Only what was last written this many days ago or more (0: everything).",
+)
+@click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
+@click.option("--json", "as_json", is_flag=True)
+def clean(days: float, dry_run: bool, as_json: bool, data_dir: str | None) -> None:
+    """Free disk space: remove the evaluation's scratch tables and cached LLM replies.
+
+    Scratch tables (<data-dir>/eval-tables: one per chunk size compared by `inkwell eval`) come back on
+    the next run that needs them, their vectors from the stored table's; a cached reply is asked again
+    when an ingest needs it. Posts, chunks, accepted rewrites, routing rules and conversations are
+    never touched. Do not run it during an `inkwell eval`.
+    """
+    from datetime import UTC, datetime, timedelta
+
+    from core.evaluate.scratch import remove_scratch_tables, scratch_dir
+    from core.llm import LLMCache
+
+    settings = settings_for(data_dir)
+    tables = remove_scratch_tables(settings.data_dir, days, dry_run=dry_run)
+    with LLMCache(settings.data_dir) as cache:
+        replies = cache.prune_replies(datetime.now(UTC) - timedelta(days=days), dry_run=dry_run)
+    unlisted = scratch_dir(settings.data_dir) is None
+    if as_json:
+        print_json(
+            {
+                "dry_run": dry_run,
+                "older_than_days": days,
+                "eval_tables": [t.to_json() for t in tables],
+                "eval_tables_bytes": sum(t.bytes for t in tables),
+                "llm_replies": replies,
+                "eval_tables_not_listed": unlisted,
+            }
+        )
+        return
+    verb = "Would remove" if dry_run else "Removed"
+    size = sum(t.bytes for t in tables) / 1e6
+    tables_said = f"{len(tables)} evaluation table" + ("" if len(tables) == 1 else "s")
+    replies_said = f"{replies} cached LLM repl" + ("y" if replies == 1 else "ies")
+    click.echo(f"{verb} {tables_said} ({size:,.1f} MB) and {replies_said}.")
+    for table in tables:
+        click.echo(f"  {table.path}  {table.bytes / 1e6:,.1f} MB, last written {table.age_days:.0f} days ago")
+    if unlisted:
+        click.secho(
+            "The data directory is on object storage: delete its eval-tables/ prefix with the storage's "
+            "own tools to remove the evaluation tables.",
+            fg="yellow",
+            err=True,
+        )

@@ -143,6 +143,19 @@ class LLMCache:
     def count(self) -> int:
         return int(self._execute("SELECT COUNT(*) FROM responses")[0][0])
 
+    def prune_replies(self, before: datetime, *, dry_run: bool = False) -> int:
+        """Forget the LLM replies cached at or before `before` (the next ingest that needs one asks again) and
+        give their space back to the disk; returns how many. Rewrites, languages and meta are kept: they
+        are the author's decisions and what question translation reads, not a cache."""
+        cutoff = before.astimezone(UTC).isoformat(timespec="seconds")
+        if dry_run:
+            return int(self._execute("SELECT COUNT(*) FROM responses WHERE created <= ?", (cutoff,))[0][0])
+        with self._lock:
+            removed = self._db.execute("DELETE FROM responses WHERE created <= ?", (cutoff,)).rowcount
+            if removed:
+                self._db.execute("VACUUM")  # SQLite keeps freed pages in the file otherwise
+        return int(removed)
+
     # Meta ----------------------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
