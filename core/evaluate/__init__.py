@@ -1,6 +1,6 @@
 """Measuring retrieval and answers: metrics (metrics), query-set files (loaders), configurations side by
-side (compare), answers per answer mode (answers), the query sets (querysets) and the comparison as
-tables (tables).
+side (compare), answers per answer mode (answers), the query sets (querysets), the comparison as
+tables (tables) and the scratch tables comparisons leave behind (scratch).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Finding the chunks that answer a question: dense, BM25 or hybrid retrieval (retrieve), optional
-reranking (rerank), collections routing (route) and post-level views (posts).
+reranking (rerank), collections routing (route), post-level views (posts) and the indexes loaded
+beside the embedding model on a process's first question (warm).
 """
 
 from __future__ import annotations

@@ -406,8 +406,10 @@ def route_and_search(
     embedder = embedder or embedder_for_store(settings, store.model_id())
     mode = mode or settings.retrieval_mode
     # Embedded once for both: the search needs it anyway in these modes (fts may not embed at all).
-    with warming(store):  # a process's first question: LanceDB's indexes load beside the model
-        vector = embed_query(embedder, question) if mode in ("dense", "hybrid") else None
+    vector = None
+    if mode in ("dense", "hybrid"):
+        with warming(store):  # a process's first question: LanceDB's indexes load beside the model
+            vector = embed_query(embedder, question)
     decision = route(question, store, embedder, settings, chosen=chosen, vector=vector)
     retrieval = search(
         question,

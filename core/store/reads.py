@@ -215,7 +215,7 @@ class Reads:
     def warm_up(self) -> None:
         """Load what a process's first search needs: the vector index (≈ 1.1 s at a million chunks, on the
         first query whatever its vector) or a small table's vectors, and the keyword index. Run beside the
-        embedding model's load (core/search/route.py), it costs a cold search nothing."""
+        embedding model's load (core/search/warm.py), they are ready when the question's vector is."""
         table = self.chunks
         if table is None or table.count_rows() == 0:
             return
