@@ -534,13 +534,17 @@ def test_chat_round_trip_with_the_builtin_model(corpus, monkeypatch):
     sources = answer.markdown[1].value
     assert sources.startswith("**Sources**") and "1. [On Bees](chunks?post=bees)" in sources
     assert any("Answered by the small offline model: rough." in c for c in texts(answer.caption))
-    # The grounding line is shown exactly when the answer has a sentence long enough to judge.
+    # The grounding line is shown exactly when the answer has a sentence long enough to judge; the model
+    # samples, so its 48 tokens may also end before a first sentence does (a fixed message, not judged).
+    from core.answer.generate import CUT_SHORT_MESSAGE, NOTHING_SUPPORTED_MESSAGE
     from core.answer.grounding import MIN_WORDS, content_words
     from core.text import split_sentences
 
     text = answer.markdown[0].value
-    judgeable = any(len(content_words(s)) >= MIN_WORDS for s in split_sentences(text))
-    assert judgeable == any(c.startswith("Grounding:") for c in texts(answer.caption))
+    fixed = text.strip() in (CUT_SHORT_MESSAGE, NOTHING_SUPPORTED_MESSAGE)
+    judgeable = not fixed and any(len(content_words(s)) >= MIN_WORDS for s in split_sentences(text))
+    captions = texts(answer.caption)
+    assert judgeable == any(c.startswith("Grounding:") for c in captions), (text, captions)
     context = answer.dataframe[0].value  # the excerpts that went into the context
     assert {"relevance", "title", "section", "keywords", "text"} <= set(context.columns)
     assert context["title"][0] == "On Bees"
