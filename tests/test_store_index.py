@@ -17,6 +17,7 @@ from core.store import Store, memory
 from core.store.index import MAX_DELTA_SEGMENTS, VECTOR, vector_index
 from core.store.memory import held_table
 from core.store.schema import HIT_COLUMNS, VECTOR_INDEX_MIN_ROWS
+from core.store.tables import POSTS_MAX_FRAGMENTS
 
 DIM = 16
 MODEL = "test-embed"
@@ -231,3 +232,25 @@ def test_warm_up_loads_what_the_first_search_needs_and_changes_nothing(store: St
     version = store.chunks.version
     store.warm_up()  # the indexed table: a probe through the vector and keyword indexes
     assert store.chunks.version == version
+
+
+def test_the_posts_table_is_compacted_only_once_ingests_have_left_many_fragments(tmp_path: Path):
+    """Compacting merged the posts table's big fragment with each ingest's new one, rewriting every post's
+    raw text on every ingest; now it waits for POSTS_MAX_FRAGMENTS fragments, and still happens."""
+    store = Store(tmp_path / "db")
+    rng = np.random.default_rng(12)
+
+    def fragments() -> int:
+        return store.posts.stats()["fragment_stats"]["num_fragments"]
+
+    for i in range(POSTS_MAX_FRAGMENTS):
+        write(store, [rows(f"p{i:02d}", unit(rng, 2))])
+        store.optimize()
+    assert fragments() == POSTS_MAX_FRAGMENTS  # one per ingest, none merged
+    write(store, [rows("last", unit(rng, 2))])
+    store.optimize()
+    assert fragments() == 1
+    states = store.post_states()
+    assert len(states) == POSTS_MAX_FRAGMENTS + 1 and all(
+        s.stored == s.recorded == 2 for s in states.values()
+    )
