@@ -250,7 +250,8 @@ class Reads:
         return best
 
     def keyword_search(self, text: str, limit: int, collections: Sequence[str] | None = None) -> list[dict]:
-        """Top `limit` chunks by BM25 over `search_text`, with their vectors; `_score` is the BM25 score.
+        """Top `limit` chunks by BM25 over `search_text` (the columns a hit needs, and its vector); `_score` is
+        the BM25 score.
 
         The question is passed as a match query (terms OR-ed), never parsed as query syntax, so quotes,
         colons or a lone "?" cannot break it; a question of only stop words matches nothing.
@@ -266,7 +267,7 @@ class Reads:
             query = table.search(MatchQuery(text, SEARCH_TEXT), query_type="fts").limit(limit)
             if collections:
                 query = query.where(sql_in("collection", collections), prefilter=True)
-            return query.select([*payload_columns(table), "vector", "_score"]).to_list()
+            return query.select([*hit_columns(table), "vector", "_score"]).to_list()
         except Exception as exc:  # LanceDB raises ValueError/RuntimeError/OSError variously
             raise KeywordSearchError(f"keyword search failed: {exc}") from exc
 
