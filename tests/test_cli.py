@@ -193,6 +193,8 @@ def test_info_and_clear_errors(tmp_path):
     info = json.loads(run("info", "--json", data_dir=tmp_path / "db").stdout)
     assert info["posts"] == 0 and info["chunks"] == 0
     assert "built-in" in info["answer_model"]
+    assert (info["eval_tables"], info["eval_tables_mb"], info["llm_cached_replies"]) == (0, 0, 0)
+    assert not (tmp_path / "db" / "llm_cache.sqlite").exists()  # info creates no cache file
     usage = CliRunner().invoke(main, ["search", "--data-dir", str(tmp_path / "db")])
     assert usage.exit_code == 2 and "either a QUESTION or --queries" in usage.output
 
@@ -340,6 +342,7 @@ def test_clean_frees_eval_tables_and_old_llm_replies_and_nothing_else(corpus, tm
     with sqlite3.connect(path) as raw:  # a reply cached long ago
         raw.execute("UPDATE responses SET created = '2020-01-01T00:00:00+00:00' WHERE key = 'old'")
     before = json.loads(run("info", "--json", data_dir=db).stdout)
+    assert (before["eval_tables"], before["llm_cached_replies"]) == (1, 2) and before["eval_tables_mb"] > 0
 
     dry = json.loads(run("clean", "--older-than", "0", "--dry-run", "--json", data_dir=db).stdout)
     assert [t["path"] for t in dry["eval_tables"]] == [str(scratch[0])] and dry["llm_replies"] == 2
@@ -359,7 +362,10 @@ def test_clean_frees_eval_tables_and_old_llm_replies_and_nothing_else(corpus, tm
         assert (
             cache.count() == 0 and cache.get_rewrite("garden").rewritten == "b"
         )  # the author's decision stays
-    assert json.loads(run("info", "--json", data_dir=db).stdout) == before
+    after = json.loads(run("info", "--json", data_dir=db).stdout)
+    assert (after["eval_tables"], after["eval_tables_mb"], after["llm_cached_replies"]) == (0, 0, 0)
+    kept = ("posts", "chunks", "collections", "table_embedding_model")
+    assert {k: after[k] for k in kept} == {k: before[k] for k in kept}
     assert run(*evaluate, data_dir=db).exit_code == 0  # the next comparison builds its table again
     assert run("clean", "--older-than", "-1", data_dir=db).exit_code == 2
 

@@ -210,12 +210,32 @@ def info(as_json: bool, data_dir: str | None) -> None:
         "embedding_dim": model.dim if model else None,
         "embedder": _active_embedder(settings, model.model_id if model else None),
         "answer_model": describe_llm(settings),
+        **_disk_details(settings),
     }
     if as_json:
         print_json(details)
     else:
         for key, value in details.items():
             click.echo(f"{key:>22}: {value}")
+
+
+def _disk_details(settings: Settings) -> dict:
+    """What `inkwell clean` would free: the evaluation's scratch tables and the cached LLM replies
+    (without creating the cache file when there is none)."""
+    from core.evaluate.scratch import scratch_tables
+    from core.llm import LLMCache
+    from core.llm.cache import FILENAME
+
+    tables = scratch_tables(settings.data_dir)
+    replies = 0
+    if (settings.local_home / FILENAME).exists():
+        with LLMCache(settings.data_dir) as cache:
+            replies = cache.count()
+    return {
+        "eval_tables": len(tables),
+        "eval_tables_mb": round(sum(t.bytes for t in tables) / 1e6, 1),
+        "llm_cached_replies": replies,
+    }
 
 
 def _active_embedder(settings: Settings, table_model: str | None) -> str:
