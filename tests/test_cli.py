@@ -368,6 +368,9 @@ def test_clean_frees_eval_tables_and_old_llm_replies_and_nothing_else(corpus, tm
     assert {k: after[k] for k in kept} == {k: before[k] for k in kept}
     assert run(*evaluate, data_dir=db).exit_code == 0  # the next comparison builds its table again
     assert run("clean", "--older-than", "-1", data_dir=db).exit_code == 2
+    fresh = tmp_path / "fresh"
+    assert json.loads(run("clean", "--dry-run", "--json", data_dir=fresh).stdout)["llm_replies"] == 0
+    assert not (fresh / "llm_cache.sqlite").exists()  # a dry run on a new data dir writes nothing
 
 
 def test_scratch_tables_on_object_storage_are_not_listed():

@@ -224,11 +224,11 @@ def _disk_details(settings: Settings) -> dict:
     (without creating the cache file when there is none)."""
     from core.evaluate.scratch import scratch_tables
     from core.llm import LLMCache
-    from core.llm.cache import FILENAME
+    from core.llm.cache import cache_path
 
     tables = scratch_tables(settings.data_dir)
     replies = 0
-    if (settings.local_home / FILENAME).exists():
+    if cache_path(settings.data_dir).exists():
         with LLMCache(settings.data_dir) as cache:
             replies = cache.count()
     return {
@@ -271,29 +271,32 @@ def clean(days: float, dry_run: bool, as_json: bool, data_dir: str | None) -> No
 
     from core.evaluate.scratch import remove_scratch_tables, scratch_dir
     from core.llm import LLMCache
+    from core.llm.cache import cache_path
 
     settings = settings_for(data_dir)
     tables = remove_scratch_tables(settings.data_dir, days, dry_run=dry_run)
-    with LLMCache(settings.data_dir) as cache:
-        replies = cache.prune_replies(datetime.now(UTC) - timedelta(days=days), dry_run=dry_run)
+    replies = 0
+    if cache_path(settings.data_dir).exists():  # nothing cached: no file to make
+        with LLMCache(settings.data_dir) as cache:
+            replies = cache.prune_replies(datetime.now(UTC) - timedelta(days=days), dry_run=dry_run)
     unlisted = scratch_dir(settings.data_dir) is None
+    freed = sum(t.bytes for t in tables)
     if as_json:
         print_json(
             {
                 "dry_run": dry_run,
                 "older_than_days": days,
                 "eval_tables": [t.to_json() for t in tables],
-                "eval_tables_bytes": sum(t.bytes for t in tables),
+                "eval_tables_bytes": freed,
                 "llm_replies": replies,
                 "eval_tables_not_listed": unlisted,
             }
         )
         return
     verb = "Would remove" if dry_run else "Removed"
-    size = sum(t.bytes for t in tables) / 1e6
     tables_said = f"{len(tables)} evaluation table" + ("" if len(tables) == 1 else "s")
     replies_said = f"{replies} cached LLM repl" + ("y" if replies == 1 else "ies")
-    click.echo(f"{verb} {tables_said} ({size:,.1f} MB) and {replies_said}.")
+    click.echo(f"{verb} {tables_said} ({freed / 1e6:,.1f} MB) and {replies_said}.")
     for table in tables:
         click.echo(f"  {table.path}  {table.bytes / 1e6:,.1f} MB, last written {table.age_days:.0f} days ago")
     if unlisted:

@@ -88,13 +88,18 @@ class StoredRewrite:
     updated: str
 
 
+def cache_path(data_dir: str | Path) -> Path:
+    """Where the cache file of a data dir is (or would be): read-only callers check it exists first."""
+    return local_home(data_dir) / FILENAME
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class LLMCache:
     def __init__(self, data_dir: str | Path):
-        self.path = local_home(data_dir) / FILENAME
+        self.path = cache_path(data_dir)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
@@ -168,7 +173,7 @@ class LLMCache:
     @staticmethod
     def read_meta(data_dir: str | Path, key: str) -> str | None:
         """A meta value without creating the file when there is none (read-only callers: chat, CLI)."""
-        path = local_home(data_dir) / FILENAME
+        path = cache_path(data_dir)
         if not path.is_file():
             return None
         try:
