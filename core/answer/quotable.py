@@ -23,7 +23,7 @@ MIN_WORDS = 5
 MAX_SENTENCE_WORDS = 70
 MIN_CONTENT_WORDS = 2
 
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 _LIST_MARKER = re.compile(r"^(?:[-*•▪–]\s+|\(?\d{1,2}[.)]\s+)")
 _SENTENCE_END = re.compile(r"""[.!?…]["'”’)\]]*$""")
 # Function words only (core.text.language's English list): the light coverage keeps verbs such as "use".
@@ -97,8 +97,10 @@ def _lemma(word: str) -> str:
 
 
 def _words(text: str, stop: frozenset[str]) -> set[str]:
-    words = (w.lower().removesuffix("'s").removesuffix("’s") for w in _WORD.findall(text))
-    return {_lemma(w) for w in words if len(w) > 1 and w not in stop and w not in _QUESTION_FILLER}
+    words = (w.lower().removesuffix("'s").removesuffix("’s") for w in WORD.findall(text))
+    lemmas = (_lemma(w) for w in words if len(w) > 1 and w not in stop and w not in _QUESTION_FILLER)
+    # The lemma is checked too: "didn't" is no stop word, but its lemma "do" is.
+    return {lemma for lemma in lemmas if lemma not in stop}
 
 
 def content_words(text: str) -> set[str]:

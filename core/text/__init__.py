@@ -7,6 +7,7 @@ from __future__ import annotations
 from core.text.language import LANGUAGE_NAMES, UNDETERMINED, detect_language, language_name
 from core.text.question import QuestionError, check_question
 from core.text.sentences import split_sentences
+from core.text.stems import stemmer_for
 from core.text.tokens import count_tokens, encoding
 
 __all__ = [
@@ -19,4 +20,5 @@ __all__ = [
     "encoding",
     "language_name",
     "split_sentences",
+    "stemmer_for",
 ]
