@@ -224,11 +224,13 @@ def test_question_words_count_as_found_in_another_form(embedder):
     assert judge("What would she do differently with the desk?", hits, answer).missing == []
     question = "Why didn't she burn the ruined joints in the stove?"
     assert judge(question, hits, extract_answer(question, hits, embedder)).missing == ["burn"]
-    # A short word is not found at the end of a longer one: "war" is not in "postwar", nor "end" in
-    # "weekend".
-    postwar = [hit("In the postwar years every weekend was for the shop and the garden.", 0)]
+    # Not a compound's head: a short word ("war" in "postwar", "end" in "weekend"), or the end of a
+    # word whose beginning is no word ("king" in "woodworking").
+    postwar = [hit("In the postwar years every weekend was for woodworking in the shop and the garden.", 0)]
     question = "When did the war end?"
     assert judge(question, postwar, extract_answer(question, postwar, embedder)).missing == ["end", "war"]
+    question = "What did she think of the king?"
+    assert judge(question, postwar, extract_answer(question, postwar, embedder)).missing == ["king"]
 
 
 def test_stems_join_derived_forms_per_language():

@@ -58,11 +58,11 @@ is refused: that is the trade-off.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from core.answer.extractive import ExtractiveAnswer
-from core.answer.quotable import WORD, content_words
+from core.answer.quotable import WORD, content_words, is_known_word
 from core.embed.multilingual import MODEL_ID as MULTILINGUAL_MODEL_ID
 from core.models import Hit
 from core.text import UNDETERMINED, detect_language, stemmer_for
@@ -90,9 +90,11 @@ THRESHOLDS: dict[str, Thresholds] = {
 }
 CROSS_LINGUAL = frozenset({MULTILINGUAL_MODEL_ID})
 
-# A question word found only as the end of a longer passage word needs this many letters, and the
-# longer word this many more, minus one ("stove" in "woodstove", not "war" in "forward").
+# A question word found only as the end of a longer passage word (its head: "stove" in "woodstove")
+# needs this many letters, and what comes before it must be a word of at least MIN_MODIFIER_CHARS
+# ("wood"), so "war" is not found in "postwar" nor "king" in "woodworking".
 MIN_HEAD_CHARS = 4
+MIN_MODIFIER_CHARS = 3
 # A capitalised word that does not start the question: a name (as core/answer/grounding.py finds them).
 _NAME = re.compile(r"(?<=[^\s.!?:;\"“(¿¡])\s+([A-Z][\w’'-]*\w)")
 
@@ -156,7 +158,7 @@ def signals(question: str, hits: Sequence[Hit], answer: ExtractiveAnswer) -> Sig
     other_language = UNDETERMINED not in (question_lang, posts_lang) and question_lang != posts_lang
     missing = asked - known
     if missing and not other_language:  # across languages, shared word forms mean little
-        missing = _unmatched(missing, passages, stemmer_for(posts_lang))
+        missing = _unmatched(missing, passages, posts_lang)
     names = set()
     if question_lang == "en":  # German capitalises every noun; other languages' names are unchecked
         names = {n for n in _NAME.findall(question) if content_words(n) and not content_words(n) <= known}
@@ -171,17 +173,24 @@ def signals(question: str, hits: Sequence[Hit], answer: ExtractiveAnswer) -> Sig
     )
 
 
-def _unmatched(words: set[str], passages: Sequence[str], stem: Callable[[str], str] | None) -> set[str]:
+def _unmatched(words: set[str], passages: Sequence[str], language: str) -> set[str]:
     """The words (lemmas) no passage has in another form: the same stem ("differently", "different"),
-    or as the end of a longer word ("stove" in "woodstove"; English compounds end in their head)."""
+    or as the head of a compound ("stove" in "woodstove": English and German compounds end in it)."""
+    stem = stemmer_for(language)
     forms = {w.lower() for text in passages for w in WORD.findall(text)}
     stems = {stem(w) for w in forms} if stem else set()
+
+    def is_word(text: str) -> bool:
+        return text in forms or is_known_word(text, language)
 
     def found(word: str) -> bool:
         if stem and stem(word) in stems:
             return True
         return len(word) >= MIN_HEAD_CHARS and any(
-            len(form) >= len(word) + MIN_HEAD_CHARS - 1 and form.endswith(word) for form in forms
+            len(form) >= len(word) + MIN_MODIFIER_CHARS
+            and form.endswith(word)
+            and is_word(form[: -len(word)].rstrip("-"))
+            for form in forms
         )
 
     return {w for w in words if not found(w)}

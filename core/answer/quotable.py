@@ -96,6 +96,14 @@ def _lemma(word: str) -> str:
     return simplemma.lemmatize(word, lang="en").lower()
 
 
+def is_known_word(word: str, language: str) -> bool:
+    """Whether simplemma's dictionary for `language` holds the word (False for a language it lacks)."""
+    try:
+        return bool(simplemma.is_known(word, lang=language))
+    except ValueError:
+        return False
+
+
 def _words(text: str, stop: frozenset[str]) -> set[str]:
     words = (w.lower().removesuffix("'s").removesuffix("’s") for w in WORD.findall(text))
     lemmas = (_lemma(w) for w in words if len(w) > 1 and w not in stop and w not in _QUESTION_FILLER)
