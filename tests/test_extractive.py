@@ -144,6 +144,25 @@ def test_sentence_units_are_slices_without_markers_tags_or_run_on_lines():
     assert not any("[IMAGE" in s for s in sentences)
 
 
+def test_a_quotation_of_several_sentences_stays_one_unit():
+    text = (
+        'He laughed and said, "Ten thousand hours to know what you are doing wrong. Mastery comes after." '
+        'Then he went back to work. "Yes." He nodded. In pencil he wrote: “Yes. But buy extra.”'
+    )
+    units = sentence_units(text)
+    assert [u for _, u in units] == [
+        'He laughed and said, "Ten thousand hours to know what you are doing wrong. Mastery comes after."',
+        "Then he went back to work.",
+        '"Yes."',
+        "He nodded.",
+        "In pencil he wrote: “Yes. But buy extra.”",
+    ]
+    assert all(text[start : start + len(u)] == u for start, u in units)
+    # A quotation that never closes is not allowed to swallow the rest of the paragraph.
+    runaway = 'She said, "one. ' + " ".join(f"Sentence number {i} goes on here." for i in range(30))
+    assert max(len(u.split()) for _, u in sentence_units(runaway)) <= 70
+
+
 def test_headings_dates_and_fragments_are_never_quoted(embedder):
     text = "The dimensions:\nDecember 8, 2019\nNot ten.\nThe bench seat is eighteen inches deep and made of walnut."
     answer = extract_answer("How deep is the bench seat?", [hit(text)], embedder)

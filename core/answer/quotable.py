@@ -46,19 +46,35 @@ def sentence_units(text: str) -> list[tuple[int, str]]:
 
     Lines are split first: chunk text keeps list items and "Height: 30 inches." spec lines one per
     line, without end punctuation between some of them, which the sentence splitter would run
-    together. A leading list marker is left out (the rest is still a slice), and [REF: …]/[IMAGE: …]
-    tags are cut out: the text on either side of a tag becomes its own piece.
+    together. A leading list marker is left out (the rest is still a slice), [REF: …]/[IMAGE: …]
+    tags are cut out (the text on either side of a tag becomes its own piece), and a quotation of
+    several sentences stays in one unit, so no answer quotes half of what someone said.
     """
     units: list[tuple[int, str]] = []
     offset = 0
     for line in text.split("\n"):
         pos = 0
+        spans: list[tuple[int, str]] = []
         for sentence in split_sentences(line):
             at = line.find(sentence, pos)
             pos = at + len(sentence)
+            if spans and _open_quote(spans[-1][1]):
+                # Inside a quotation the splitter cuts at each full stop ('he said, "Yes.' | 'But buy
+                # extra."'): the sentences of one quotation stay one unit, up to MAX_SENTENCE_WORDS.
+                joined = line[spans[-1][0] : pos]
+                if len(joined.split()) <= MAX_SENTENCE_WORDS:
+                    spans[-1] = (spans[-1][0], joined)
+                    continue
+            spans.append((at, sentence))
+        for at, sentence in spans:
             units.extend((offset + start, piece) for start, piece in _pieces(at, sentence))
         offset += len(line) + 1
     return units
+
+
+def _open_quote(text: str) -> bool:
+    """Whether a quotation opened in `text` is still open at its end (straight or curly quotes)."""
+    return text.count('"') % 2 == 1 or text.count("“") > text.count("”")
 
 
 def _pieces(at: int, sentence: str) -> list[tuple[int, str]]:
