@@ -1,5 +1,6 @@
 """Text utilities every stage shares: token counts (tiktoken, vocabularies shipped in data/tiktoken),
-language detection, sentence splitting, and the check every reader's question passes (question).
+language detection, sentence splitting, word stems (stems), and the check every reader's question
+passes (question).
 """
 
 from __future__ import annotations
