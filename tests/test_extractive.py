@@ -261,6 +261,39 @@ def test_stems_join_derived_forms_per_language():
     assert stemmer_for("xx") is None and stemmer_for("und") is None
 
 
+def test_stems_are_right_when_many_readers_ask_at_once():
+    """The no-answer gate stems in every reader's thread; a Snowball stemmer shared unguarded gives
+    wrong stems and IndexErrors. Distinct words, so the memo cannot hide a race."""
+    import threading
+
+    import snowballstemmer
+
+    bases = ["connect", "differ", "critic", "relat", "nation", "happi", "organiz", "general"]
+    suffixes = ["ing", "ed", "ations", "ationally", "ness", "ers", "ically", "izing", "ement"]
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = [
+        f"{b}{x}{y}{s}" for b in bases for x in letters for y in letters for s in suffixes
+    ]  # 48,672 words
+    reference = snowballstemmer.stemmer("english")
+    expected = {w: reference.stemWord(w) for w in words}
+    stem = stemmer_for("en")
+    wrong: list[str] = []
+    errors: list[BaseException] = []
+
+    def run(part: list[str]) -> None:
+        try:
+            wrong.extend(w for w in part if stem(w) != expected[w])
+        except Exception as exc:  # the race shows as IndexError inside the stemmer
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(words[i::4],)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and not wrong, (errors[:1], wrong[:5])
+
+
 def test_held_out_questions_in_other_words_are_answered(asked):
     """Questions written apart from the demo set and the thresholds (heldout.jsonl) whose words the posts
     hold in other forms ("differently"/"different", "didn't"): refused before words were compared by

@@ -10,6 +10,7 @@ The no-answer gate (core/answer/abstain.py) compares stems too.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -25,4 +26,13 @@ def stemmer_for(language: str) -> Callable[[str], str] | None:
     if name not in snowballstemmer.algorithms():
         return None
     stemmer = snowballstemmer.stemmer(name)
-    return lru_cache(maxsize=50_000)(stemmer.stemWord)
+    # A Snowball stemmer keeps the word it works on in itself: two readers' threads stemming at once
+    # get each other's stems, or an IndexError. One stemmer per language, one word at a time.
+    lock = threading.Lock()
+
+    @lru_cache(maxsize=50_000)
+    def stem(word: str) -> str:
+        with lock:
+            return stemmer.stemWord(word)
+
+    return stem
