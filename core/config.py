@@ -28,8 +28,10 @@ ROUTINGS = ("auto", "off")
 ANSWER_MODES = ("auto", "extractive", "generative")
 POST_SCORINGS = ("combined", "retrieval", "post", "chunk")  # core/search/posts.py: how posts_about ranks
 # core/answer/release.py: "check" shows every answer sentence and lists the ones the grounding check
-# cannot support; "strict" leaves those out of the answer before the reader sees it.
-GROUNDINGS = ("check", "strict")
+# cannot support; "strict" leaves those out of the answer before the reader sees it; "auto" is strict
+# where the check can judge and shows (marked "not checked") what it cannot, such as an answer in a
+# language the embedding model does not read.
+GROUNDINGS = ("auto", "check", "strict")
 MAX_BUILTIN_SLOTS = 64
 REMOTE_ANSWER_CONCURRENCY = 16  # answers generated at once with OpenAI or a compatible server
 
@@ -161,7 +163,7 @@ class Settings:
     max_retries: int = 4
     # "check" (answer sentences the excerpts do not support are listed under the answer) or "strict"
     # (they are left out of the answer; core/answer/release.py).
-    grounding: str = "check"
+    grounding: str = "auto"
 
     # Serving many readers (core/serve/, core/llm/builtin.py). The built-in server runs `builtin_slots`
     # answers at once (llama.cpp slots, continuous batching), each slot with its own `local_context`

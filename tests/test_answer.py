@@ -455,8 +455,9 @@ def test_check_mode_shows_invented_details_and_lists_them_as_unsupported(
     scripted: ScriptedOpenAIServer, embedder
 ):
     scripted.chat(INVENTED)
-    stream = answer("Where do you buy wood?", sawmill_hits(), remote(scripted), embedder=embedder)
-    assert "".join(stream) == stream.text == INVENTED  # today's behaviour: shown, then listed
+    settings = remote(scripted, grounding="check")
+    stream = answer("Where do you buy wood?", sawmill_hits(), settings, embedder=embedder)
+    assert "".join(stream) == stream.text == INVENTED  # check mode: shown, then listed
     assert stream.dropped == []
     grounding = stream.grounding
     assert grounding.to_json() == check_grounding(stream.text, stream.used_hits, embedder).to_json()
@@ -466,14 +467,16 @@ def test_check_mode_shows_invented_details_and_lists_them_as_unsupported(
     assert grounding.summary() == "2 of 3 sentences supported by the excerpts"
 
 
+@pytest.mark.parametrize("grounding", ["strict", "auto"])
 @pytest.mark.parametrize("size", [3, 10_000])
 def test_strict_mode_drops_invented_names_and_numbers_before_the_reader_sees_them(
-    scripted: ScriptedOpenAIServer, embedder, size
+    scripted: ScriptedOpenAIServer, embedder, size, grounding
 ):
+    """Strict mode, and auto (the default) wherever the check can judge."""
     from tests.servers import split_every
 
     scripted.chat(split_every(INVENTED, size))
-    settings = remote(scripted, grounding="strict")
+    settings = remote(scripted, grounding=grounding)
     stream = answer("Where do you buy wood?", sawmill_hits(), settings, embedder=embedder)
     pieces = list(stream)
     kept = (
@@ -494,11 +497,14 @@ def test_strict_mode_drops_invented_names_and_numbers_before_the_reader_sees_the
     assert [s.sentence for s in stream.grounding.sentences] == [s.strip() for s in split_sentences(INVENTED)]
 
 
-def test_strict_mode_with_nothing_supported_says_so_instead(scripted: ScriptedOpenAIServer, embedder):
+@pytest.mark.parametrize("grounding", ["strict", "auto"])
+def test_strict_mode_with_nothing_supported_says_so_instead(
+    scripted: ScriptedOpenAIServer, embedder, grounding
+):
     from core.answer.generate import NOTHING_SUPPORTED_MESSAGE
 
     scripted.chat("My favourite football team is Manchester United and I watch every match on television.")
-    settings = remote(scripted, grounding="strict")
+    settings = remote(scripted, grounding=grounding)
     stream = answer("Where do you buy wood?", sawmill_hits(), settings, embedder=embedder)
     assert list(stream) == [NOTHING_SUPPORTED_MESSAGE] and stream.text == NOTHING_SUPPORTED_MESSAGE
     assert len(stream.dropped) == 1 and stream.grounding.supported_fraction == 0.0
@@ -516,12 +522,51 @@ def test_strict_mode_cannot_check_an_answer_in_another_language_with_an_english_
     assert stream.grounding.skipped.startswith("the answer is in German")
 
 
+def test_auto_mode_shows_what_the_check_cannot_judge_and_says_it_was_not_checked(
+    scripted: ScriptedOpenAIServer, embedder
+):
+    """An answer in German over an English-only model: strict shows nothing (above), auto shows it."""
+    reply = "Ich kaufe fast mein ganzes Holz bei der Sägemühle Dunmore Brothers in Pelham Falls."
+    scripted.chat(reply)
+    settings = remote(scripted, grounding="auto")
+    stream = answer("Wo kaufst du Holz?", sawmill_hits(), settings, embedder=embedder)
+    assert "".join(stream) == stream.text == reply
+    assert stream.dropped == [] and stream.grounding.skipped.startswith("the answer is in German")
+
+
+@pytest.mark.parametrize(
+    ("reply", "auto_shows"),
+    [
+        ("Dunmore sells it.", True),  # too short to judge, its name in the excerpts
+        ("It was $40.", False),  # a price no excerpt gives
+    ],
+)
+def test_a_short_answer_needs_known_details_in_auto_mode_and_a_judged_sentence_in_strict(
+    scripted: ScriptedOpenAIServer, embedder, reply, auto_shows
+):
+    from core.answer.generate import NOTHING_SUPPORTED_MESSAGE
+
+    for grounding in ("auto", "strict"):
+        scripted.chat(reply)
+        stream = answer(
+            "Who sells you wood?", sawmill_hits(), remote(scripted, grounding=grounding), embedder=embedder
+        )
+        shown = "".join(stream)
+        expected = reply if grounding == "auto" and auto_shows else NOTHING_SUPPORTED_MESSAGE
+        assert shown == stream.text == expected, grounding
+        assert [s.sentence for s in stream.dropped] == ([] if shown == reply else [reply])
+
+
 def test_strict_grounding_is_a_validated_setting_that_needs_the_embedder(scripted: ScriptedOpenAIServer):
     from core.config import ConfigError
 
-    assert Settings.load(environ={}).grounding == "check"
+    assert Settings.load(environ={}).grounding == "auto"
     assert Settings.load(environ={"INKWELL_GROUNDING": "strict"}).grounding == "strict"
-    with pytest.raises(ConfigError, match="grounding must be one of check, strict, not 'lenient'"):
+    with pytest.raises(ConfigError, match="grounding must be one of auto, check, strict, not 'lenient'"):
         Settings.load(environ={"INKWELL_GROUNDING": "lenient"})
     with pytest.raises(ValueError, match="needs the embedder"):
         answer("Why?", [hit("p", 0.9)], remote(scripted, grounding="strict"))
+    # Auto without an embedder has nothing to judge with: it shows the answer, unchecked, as check does.
+    scripted.chat("I started the blog in 2019.")
+    stream = answer("Why?", [hit("p", 0.9, "I started the blog in 2019.")], remote(scripted))
+    assert "".join(stream) == "I started the blog in 2019." and stream.grounding is None

@@ -469,12 +469,17 @@ def test_chat_with_a_configured_server_rewrites_follow_ups(corpus, monkeypatch):
         assert not any(c.startswith("Searched for") for c in shown(first.caption))
 
         server.chat("Why does half of a bee colony leave when it swarms?")  # the rewrite
-        server.chat("To start a new colony with the old queen.")  # the answer
+        server.chat(
+            "A colony that runs out of space raises a new queen, and half of it leaves."
+        )  # the answer
         at.chat_input[0].set_value("Why does half of it leave?").run()
         assert not at.exception and not at.error
         follow_up = at.chat_message[3]
         assert "Searched for: Why does half of a bee colony leave when it swarms?" in shown(follow_up.caption)
-        assert follow_up.markdown[0].value == "To start a new colony with the old queen."
+        assert (
+            follow_up.markdown[0].value
+            == "A colony that runs out of space raises a new queen, and half of it leaves."
+        )
 
         rewrite, answer = server.chat_requests[1:]
         assert "Reader: When does swarming season start?" in rewrite.body["messages"][-1]["content"]
@@ -485,24 +490,32 @@ def test_chat_with_a_configured_server_rewrites_follow_ups(corpus, monkeypatch):
         assert answer.body["temperature"] == pytest.approx(0.4)
 
 
-def test_chat_marks_sentences_with_details_no_excerpt_holds(corpus, monkeypatch):
+@pytest.mark.parametrize("grounding", ["auto", "check"])
+def test_chat_leaves_out_or_marks_sentences_with_details_no_excerpt_holds(corpus, monkeypatch, grounding):
+    """auto (the default): the invented sentence never reaches the answer; check: shown, then marked."""
     from tests.servers import ScriptedOpenAIServer
 
+    supported = "Swarming season starts in May, when a colony runs out of space."
+    invented = "My first hive arrived in April 2021 from Oakridge Apiaries."
     with ScriptedOpenAIServer() as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("INKWELL_ROUTING", "off")
-        server.chat(
-            "Swarming season starts in May, when a colony runs out of space. "
-            "My first hive arrived in April 2021 from Oakridge Apiaries."
-        )
+        if grounding != "auto":
+            monkeypatch.setenv("INKWELL_GROUNDING", grounding)
+        server.chat(f"{supported} {invented}")
         at = open_app()
         at.chat_input[0].set_value("When does swarming season start?").run()
         assert not at.exception and not at.error
         answer = at.chat_message[1]
+        body = answer.markdown[0].value.replace("\\", "")
+        assert body == (supported if grounding == "auto" else f"{supported} {invented}")
         assert "Grounding: 1 of 2 sentences are supported by the excerpts below." in shown(answer.caption)
         flagged = answer.expander[0]
-        assert flagged.label == "1 sentence(s) not found in the excerpts: treat with care"
-        assert texts(flagged.text) == ["My first hive arrived in April 2021 from Oakridge Apiaries."]
+        label = (
+            "left out of the answer" if grounding == "auto" else "not found in the excerpts: treat with care"
+        )
+        assert flagged.label == f"1 sentence(s) {label}"
+        assert texts(flagged.text) == [invented]
         assert shown(flagged.caption) == ["No excerpt mentions: 2021, apiaries, oakridge"]
 
 
@@ -517,6 +530,11 @@ def test_chat_says_why_an_answer_in_another_language_is_not_checked(corpus, monk
         at = open_app()
         at.chat_input[0].set_value("Wann beginnt die Schwarmzeit?").run()
         assert not at.exception and not at.error
+        # auto (the default) shows what the English model cannot check, saying it was not checked.
+        assert (
+            at.chat_message[1].markdown[0].value
+            == "Die Schwarmzeit beginnt im Mai, wenn einem Volk der Platz ausgeht."
+        )
         captions = shown(at.chat_message[1].caption)
         assert any(c.startswith("Grounding not checked: the answer is in German") for c in captions), captions
         assert not any(c.startswith("Grounding:") for c in captions)
@@ -534,8 +552,9 @@ def test_chat_round_trip_with_the_builtin_model(corpus, monkeypatch):
     sources = answer.markdown[1].value
     assert sources.startswith("**Sources**") and "1. [On Bees](chunks?post=bees)" in sources
     assert any("Answered by the small offline model: rough." in c for c in texts(answer.caption))
-    # The grounding line is shown exactly when the answer has a sentence long enough to judge; the model
-    # samples, so its 48 tokens may also end before a first sentence does (a fixed message, not judged).
+    # The grounding line is shown exactly when a sentence was long enough to judge, whether it was shown
+    # or (auto grounding, the default) left out; the model samples, so its 48 tokens may also end before
+    # a first sentence does (a fixed message, nothing judged).
     from core.answer.generate import CUT_SHORT_MESSAGE, NOTHING_SUPPORTED_MESSAGE
     from core.answer.grounding import MIN_WORDS, content_words
     from core.text import split_sentences
@@ -544,7 +563,11 @@ def test_chat_round_trip_with_the_builtin_model(corpus, monkeypatch):
     fixed = text.strip() in (CUT_SHORT_MESSAGE, NOTHING_SUPPORTED_MESSAGE)
     judgeable = not fixed and any(len(content_words(s)) >= MIN_WORDS for s in split_sentences(text))
     captions = texts(answer.caption)
-    assert judgeable == any(c.startswith("Grounding:") for c in captions), (text, captions)
+    left_out = any("were left out" in c for c in captions)
+    grounded = any(c.startswith("Grounding:") for c in captions)
+    assert (judgeable <= grounded) and (grounded <= (judgeable or left_out)), (text, captions)
+    if text.strip() == NOTHING_SUPPORTED_MESSAGE:
+        assert left_out, captions  # the reader is told why there is no answer
     context = answer.dataframe[0].value  # the excerpts that went into the context
     assert {"relevance", "title", "section", "keywords", "text"} <= set(context.columns)
     assert context["title"][0] == "On Bees"

@@ -14,8 +14,8 @@ The excerpts go in the last user message, best first, as many as fit the token b
 separated by blank lines: no relevance numbers (the order says the rank), and a tag whose copy is
 plain to see. What the model writes goes through core/answer/release.py before the reader sees
 it: prompt markup it copied is cut out, only whole sentences are released (a reply cut at max_tokens
-ends at its last complete sentence), and with `grounding = "strict"` only sentences the grounding check
-supports.
+ends at its last complete sentence), and with `grounding = "strict"` or "auto" (the default) only
+sentences the grounding check supports.
 """
 
 from __future__ import annotations
@@ -262,9 +262,13 @@ class AnswerStream:
     ) -> None:
         self.question = question
         self.settings = settings
-        self.strict = settings.grounding == "strict"
-        if self.strict and embedder is None:
+        if settings.grounding == "strict" and embedder is None:
             raise ValueError("strict grounding checks each sentence: answer() needs the embedder")
+        # Sentences are judged before the reader sees them in strict and auto mode (auto: only where the
+        # check can run; without an embedder there is no check, as in check mode).
+        self.strict = settings.grounding == "strict" or (
+            settings.grounding == "auto" and embedder is not None
+        )
         self.embedder = embedder
         self.messages, self.used_hits = build_messages(
             question, hits, settings, history, prompt_template=prompt_template
@@ -295,9 +299,10 @@ class AnswerStream:
             return
         self.called_model = True
         checker = GroundingChecker(self.used_hits, self.embedder) if self.embedder is not None else None
-        release = Release(
-            post_labels(self.used_hits), StrictJudge(checker) if self.strict and checker else None
-        )
+        judge = None
+        if self.strict and checker is not None:
+            judge = StrictJudge(checker, lenient=self.settings.grounding == "auto")
+        release = Release(post_labels(self.used_hits), judge)
         try:
             for delta in stream_chat(
                 self.settings,

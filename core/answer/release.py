@@ -19,6 +19,11 @@ judged sentence before it (at the start: the first one after it), and only if it
 name the excerpts lack; an answer with no judged sentence shows nothing. When the check cannot run (an
 answer in another language with an English-only embedding model) nothing is released. Dropped
 sentences are kept in `dropped` with their judgement.
+
+The "auto" grounding mode (the default) is a lenient StrictJudge: the same judgement, but an answer the
+check cannot run on is released (and reported as not checked, `Verdict.skipped`), and an answer made
+only of sentences too short to judge is released when none of them names a number or name the excerpts
+lack ("Swarming starts in May.").
 The whitespace between sentences is the model's own, so an answer that loses nothing is unchanged.
 """
 
@@ -48,16 +53,21 @@ Judge = Callable[[str, str], Verdict]
 
 
 class StrictJudge:
-    """Strict grounding: keep a sentence only when the check supports it (see the module docstring)."""
+    """Strict grounding: keep a sentence only when the check supports it (see the module docstring).
 
-    def __init__(self, checker: GroundingChecker) -> None:
+    `lenient` ("auto" grounding): what the check cannot run on is kept, and short sentences need no
+    judged sentence to vouch for them, only known details.
+    """
+
+    def __init__(self, checker: GroundingChecker, *, lenient: bool = False) -> None:
         self.checker = checker
+        self.lenient = lenient
 
     def __call__(self, sentence: str, so_far: str) -> Verdict:
         grounding = self.checker.check_sentences([sentence], language_of=so_far)
         support = grounding.sentences[0]
         if grounding.skipped:
-            return Verdict(False, support, grounding.skipped)
+            return Verdict(self.lenient, support, grounding.skipped)
         if support.judged:
             return Verdict(support.supported, support)
         # Too short to judge by similarity ("I was born in 1980."): its details must still be known.
@@ -124,13 +134,14 @@ class Release:
                 self.cut = text[spans[complete][0] :].strip()
             spans = spans[:complete]
         pieces = self._release(text, spans, rest_from=len(text))
-        for (
-            _,
-            _,
-            verdict,
-        ) in self._held:  # short sentences in an answer with none judged: nothing vouches for them
-            verdict.keep = False
-        self._held = []
+        held, self._held = self._held, []
+        for gap, sentence, verdict in held:
+            # Short sentences in an answer with none judged: nothing vouches for them, unless the judge
+            # is lenient, which lets their own verdict (known details) stand.
+            if getattr(self.judge, "lenient", False) and verdict.keep:
+                pieces += self._emit(gap, sentence, keep=True)
+            else:
+                verdict.keep = False
         self._pending = ""
         return pieces
 

@@ -117,7 +117,7 @@ def show_notes(message: dict) -> None:
         st.caption("The answer reached the length limit (max tokens): it ends at its last complete sentence.")
     dropped = message.get("dropped") or []
     if dropped:
-        st.caption(f"Strict grounding: {len(dropped)} sentence(s) not found in the excerpts were left out.")
+        st.caption(f"{len(dropped)} sentence(s) not found in the excerpts were left out.")
     sources = message.get("sources") or []
     if sources and mode != "none":
         lines = [f"{i}. {source_line(s)}" for i, s in enumerate(sources, start=1)]
