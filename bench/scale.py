@@ -49,6 +49,7 @@ from core.parse import parse_paths  # noqa: E402
 from core.search import search  # noqa: E402
 from core.store import Store  # noqa: E402
 from core.store.reads import scan  # noqa: E402
+from core.store.schema import HIT, HIT_COLUMNS, packed_hit  # noqa: E402
 from core.text import split_sentences  # noqa: E402
 
 CHUNKS_PER_POST = 10
@@ -147,7 +148,11 @@ def synthetic_batch(corpus: Corpus, first_post: int, posts: int, rng: np.random.
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), dim),
             "search_text": pc.binary_join_element_wise(chunk_titles, text_arr, " "),
         }
-    ).cast(schema)
+    )
+    # The packed `hit` column (core/store/schema.py HIT), as the store computes it on every write.
+    fields = chunks.select(list(HIT_COLUMNS)).to_pylist()
+    chunks = chunks.append_column(HIT, pa.array([packed_hit(row) for row in fields], pa.list_(pa.string())))
+    chunks = chunks.cast(schema)
     raw = ["\n\n".join(texts[p * CHUNKS_PER_POST : (p + 1) * CHUNKS_PER_POST]) for p in range(posts)]
     terms = [
         sorted(

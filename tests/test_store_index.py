@@ -255,3 +255,60 @@ def test_the_posts_table_is_compacted_only_once_ingests_have_left_many_fragments
     assert len(states) == POSTS_MAX_FRAGMENTS + 1 and all(
         s.stored == s.recorded == 2 for s in states.values()
     )
+
+
+# The packed `hit` column -----------------------------------------------------------------------------------
+
+
+def test_the_packed_hit_column_holds_what_the_sql_upgrade_computes(tmp_path: Path):
+    """Python (every write) and HIT_SQL (the upgrade of an older table) give the same value, None fields
+    and missing keywords included, and a hit read from it has exactly the fields of the columns."""
+    from core.store.schema import HIT, HIT_SQL, packed_hit
+
+    store = Store(tmp_path / "db")
+    post, chunks = rows("odd", unit(np.random.default_rng(13), 3))
+    chunks[0].update(title=None, section=None, keywords=["walnut", "it's"])
+    chunks[1].update(date=None, text="", keywords=None)
+    write(store, [(post, chunks)])
+    table = store.chunks
+    table.add_columns({"sql_hit": HIT_SQL})
+    stored = {r["chunk_id"]: r for r in store.chunks.search().select(["chunk_id", HIT, "sql_hit"]).to_list()}
+    for chunk in chunks:
+        assert stored[chunk["chunk_id"]][HIT] == stored[chunk["chunk_id"]]["sql_hit"] == packed_hit(chunk)
+    hit = next(h for h in store.keyword_search("walnut", 5) if h["chunk_id"] == "odd#0")
+    assert {k: hit[k] for k in HIT_COLUMNS} == {
+        **{k: chunks[0][k] or "" for k in HIT_COLUMNS},
+        "keywords": ["walnut", "it's"],
+    }
+
+
+def test_a_table_from_before_the_hit_column_gets_it_and_searches_the_same(store: Store, tmp_path: Path):
+    """An indexed table without `hit` is searched column by column; the next write adds the column (one
+    SQL commit) and the same searches return the same hits. A row another (older) writer adds without it
+    is still found whole."""
+    import shutil
+
+    from core.store.schema import HIT
+
+    shutil.copytree(store.data_dir, tmp_path / "old")
+    old = Store(tmp_path / "old")
+    old.chunks.drop_columns([HIT])
+    assert HIT not in old.chunks.schema.names
+    queries = unit(np.random.default_rng(14), 5)
+
+    def searches(s: Store) -> list:
+        return [s.vector_search(q, 5) for q in queries] + [s.keyword_search("walnut chunk 3", 5)]
+
+    before = searches(old)
+    write(old, [rows("newer", unit(np.random.default_rng(15), 2))])
+    assert HIT in old.chunks.schema.names
+    old.delete_posts(["newer"])
+    assert searches(old) == before
+    # An older Inkwell's write: the row has no packed value, and its hit comes from the columns.
+    _, chunks = rows("older", queries[:1])
+    import pyarrow as pa
+
+    old.chunks.add(pa.Table.from_pylist(chunks).append_column("search_text", pa.array(["older walnut"])))
+    assert old.chunks.search().where("post_id = 'older'").select([HIT]).to_list() == [{HIT: None}]
+    [nearest] = old.vector_search(queries[0], 1)
+    assert nearest["chunk_id"] == "older#0" and nearest["text"] == chunks[0]["text"]

@@ -7,7 +7,7 @@ included, which at a million chunks took 6.6 s and 6.7 GB on every ingest, uncha
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,6 +20,7 @@ from core.store.index import tuned
 from core.store.memory import held_table
 from core.store.schema import (
     CHUNKS,
+    HIT,
     POSTS,
     SEARCH_TEXT,
     KeywordSearchError,
@@ -27,6 +28,7 @@ from core.store.schema import (
     hit_columns,
     sql_in,
     sql_str,
+    unpacked_hit,
 )
 
 if TYPE_CHECKING:
@@ -149,7 +151,8 @@ class Reads:
         rows = table.search().where(f"chunk_id = {sql_str(chunk_id)}").limit(1).to_list()
         if not rows:
             return None
-        rows[0].pop(SEARCH_TEXT, None)  # derived from the other columns
+        for column in (SEARCH_TEXT, HIT):  # derived from the other columns
+            rows[0].pop(column, None)
         return rows[0]
 
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, dict]:
@@ -206,11 +209,17 @@ class Reads:
         held = held_table(str(self.data_dir.absolute()), table)
         if held is not None:  # small: its vectors are in memory (core/store/memory.py)
             return held.search(vector, limit, collections)
-        query = tuned(table.search(np.asarray(vector, dtype=np.float32)).distance_type("cosine").limit(limit))
-        if collections:
-            # Prefilter: a postfilter on top-k can return nothing when the collection is small.
-            query = query.where(sql_in("collection", collections), prefilter=True)
-        return query.select([*hit_columns(table), "_distance"]).to_list()
+
+        def query() -> Any:
+            built = tuned(
+                table.search(np.asarray(vector, dtype=np.float32)).distance_type("cosine").limit(limit)
+            )
+            if collections:
+                # Prefilter: a postfilter on top-k can return nothing when the collection is small.
+                built = built.where(sql_in("collection", collections), prefilter=True)
+            return built
+
+        return hit_rows(table, query, ["_distance"])
 
     def warm_up(self) -> None:
         """Load what a process's first search needs: the vector index (≈ 1.1 s at a million chunks, on the
@@ -264,14 +273,32 @@ class Reads:
                 # A table from before keyword search: upgrade it once (column + index).
                 retry_commit("build the keyword index", self.ensure_fts_index)
                 table = self.chunks
-            query = table.search(MatchQuery(text, SEARCH_TEXT), query_type="fts").limit(limit)
-            if collections:
-                query = query.where(sql_in("collection", collections), prefilter=True)
-            return query.select([*hit_columns(table), "vector", "_score"]).to_list()
+
+            def query() -> Any:
+                built = table.search(MatchQuery(text, SEARCH_TEXT), query_type="fts").limit(limit)
+                if collections:
+                    built = built.where(sql_in("collection", collections), prefilter=True)
+                return built
+
+            return hit_rows(table, query, ["vector", "_score"])
         except Exception as exc:  # LanceDB raises ValueError/RuntimeError/OSError variously
             raise KeywordSearchError(f"keyword search failed: {exc}") from exc
 
 
 def payload_columns(table: Any) -> list[str]:
     """Every chunk column a search returns, without the big or derived ones."""
-    return [c for c in table.schema.names if c not in ("vector", SEARCH_TEXT)]
+    return [c for c in table.schema.names if c not in ("vector", SEARCH_TEXT, HIT)]
+
+
+def hit_rows(table: Any, query: Callable[[], Any], extra: list[str]) -> list[dict]:
+    """The rows of `query()` (a LanceDB query builder) as hits: HIT_COLUMNS and the `extra` columns.
+
+    Read from the packed `hit` column (one read per row instead of eight, schema.HIT) when the table
+    has it. A row written without it (by an Inkwell from before it, into an upgraded table) has none:
+    then the query runs again reading the columns themselves.
+    """
+    if HIT in table.schema.names:
+        rows = query().select([HIT, *extra]).to_list()
+        if all(row[HIT] is not None for row in rows):
+            return [{**unpacked_hit(row.pop(HIT)), **row} for row in rows]
+    return query().select([*hit_columns(table), *extra]).to_list()

@@ -17,9 +17,20 @@ META_DIM = b"inkwell.embed_dim"
 # off past this size (measured: ≈ 3–9 ms at 2k chunks without one).
 VECTOR_INDEX_MIN_ROWS = 10_000
 SEARCH_TEXT = "search_text"
-# The chunk columns a search hit carries (core.models.Hit): a vector search reads only these, since at a
-# million chunks each column costs a read per row returned (≈ 1 ms for ten rows).
+# The chunk columns a search hit carries (core.models.Hit).
 HIT_COLUMNS = ("chunk_id", "post_id", "title", "collection", "date", "section", "text", "keywords")
+# The same fields packed into one derived list<string> column, `[chunk_id, post_id, title, collection,
+# date, section, text, *keywords]` (None as ""), which is what searches read: at a million chunks LanceDB
+# pays a read per column for every row a search returns (≈ 0.6 ms per column for ten hits), so one
+# column instead of eight took a dense search from ≈ 11 to ≈ 6 ms (bench/scale.py). The store computes
+# it on every write, like `search_text`; HIT_SQL adds it to a table made before it existed.
+HIT = "hit"
+HIT_FIELDS = HIT_COLUMNS[:-1]  # then the keywords, as many as there are
+HIT_SQL = (
+    "array_concat(make_array(chunk_id, post_id, "
+    + ", ".join(f"coalesce({f}, '')" for f in HIT_FIELDS[2:])
+    + "), keywords)"
+)
 
 
 def hit_columns(table: Any) -> list[str]:
@@ -28,12 +39,24 @@ def hit_columns(table: Any) -> list[str]:
     return [c for c in HIT_COLUMNS if c in names]
 
 
+def packed_hit(row: dict) -> list[str]:
+    """A chunk row's `hit` column value (see HIT)."""
+    return [row.get(f) or "" for f in HIT_FIELDS] + list(row.get("keywords") or [])
+
+
+def unpacked_hit(values: Sequence[str]) -> dict:
+    """The HIT_COLUMNS of a chunk from its `hit` column value."""
+    return {**dict(zip(HIT_FIELDS, values, strict=False)), "keywords": list(values[len(HIT_FIELDS) :])}
+
+
 # The full-text index: lower-cased, ASCII-folded, English stemming and English stop words removed.
 # Other languages still match word for word (questions go through the same stemmer), just without
 # their own stemming or stop words.
 FTS_CONFIG = FTS(language="English", stem=True, remove_stop_words=True, lower_case=True, ascii_folding=True)
 # The same concatenation as search_text() in SQL, to add the column to a table made before it existed.
 SEARCH_TEXT_SQL = "concat_ws(' ', title, section, text, array_to_string(keywords, ' '))"
+# The derived columns and how to compute each from the others in SQL (for tables made before them).
+DERIVED_SQL = {SEARCH_TEXT: SEARCH_TEXT_SQL, HIT: HIT_SQL}
 
 
 class StoreError(RuntimeError):
@@ -56,16 +79,16 @@ def search_text(
     return " ".join(p for p in parts if p)
 
 
-def with_search_text(rows: list[dict]) -> list[dict]:
-    return [
-        {
-            **row,
-            SEARCH_TEXT: search_text(
-                row.get("title"), row.get("section"), row.get("text"), row.get("keywords")
-            ),
-        }
-        for row in rows
-    ]
+def with_derived(rows: list[dict]) -> list[dict]:
+    """Chunk rows with the columns the store derives from the others: `search_text` and `hit`."""
+    return [{**row, **derived(row)} for row in rows]
+
+
+def derived(row: dict) -> dict:
+    return {
+        SEARCH_TEXT: search_text(row.get("title"), row.get("section"), row.get("text"), row.get("keywords")),
+        HIT: packed_hit(row),
+    }
 
 
 def chunks_schema(dim: int, model_id: str) -> pa.Schema:
@@ -84,6 +107,7 @@ def chunks_schema(dim: int, model_id: str) -> pa.Schema:
             pa.field("embed_hash", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
             pa.field(SEARCH_TEXT, pa.string()),
+            pa.field(HIT, pa.list_(pa.string())),
         ],
         metadata={META_MODEL: model_id.encode(), META_DIM: str(dim).encode()},
     )

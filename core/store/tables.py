@@ -11,8 +11,9 @@ post row, which holds the content hash that marks the post as done, is written a
 
 Keyword search uses LanceDB's native full-text (BM25) index over one derived column, `search_text`:
 title, section, text and keywords joined (native FTS indexes a single column, so the fields are
-concatenated instead of searched separately). The store computes it on every write, so callers never
-pass it. Rows added after the index was built are still searched (LanceDB scans unindexed rows), and
+concatenated instead of searched separately). Another derived column, `hit`, packs the fields a search
+hit shows into one list, so a search reads one column per hit instead of eight (schema.HIT). The store
+computes both on every write, so callers never pass them. Rows added after the index was built are still searched (LanceDB scans unindexed rows), and
 `optimize()`, run after every ingest and delete, folds them into the index incrementally.
 
 Concurrent writers (two CLI ingests, the Ingest page and a chunk edit) are safe: every commit goes
@@ -40,21 +41,21 @@ from core.store.location import connect
 from core.store.reads import Reads, scan
 from core.store.schema import (
     CHUNKS,
+    DERIVED_SQL,
     META_DIM,
     META_MODEL,
     POSTS,
     POSTS_SCHEMA,
     SEARCH_TEXT,
-    SEARCH_TEXT_SQL,
     ModelInfo,
     ModelMismatchError,
     StoreError,
     Versions,
     chunks_schema,
-    search_text,
+    derived,
     sql_in,
     sql_str,
-    with_search_text,
+    with_derived,
 )
 
 
@@ -132,8 +133,8 @@ class Store(Reads):
         if table is None:
             table = retry_commit("create the chunks table", lambda: self._create_chunks(model_id, dim))
             self.check_model(model_id)  # another writer may have created it first, with its model
-        elif SEARCH_TEXT not in table.schema.names:
-            table = self._add_search_text(table)
+        elif not set(DERIVED_SQL) <= set(table.schema.names):
+            table = self._add_derived(table)
         return table
 
     def _create_chunks(self, model_id: str, dim: int) -> Any:
@@ -143,13 +144,22 @@ class Store(Reads):
         table.set_unenforced_primary_key("chunk_id")
         return table
 
-    def _add_search_text(self, table: Any) -> Any:
-        """Give a chunks table made before keyword search its `search_text` column (one commit)."""
-        # Another process may have added it first; any other failure shows up below.
-        with contextlib.suppress(Exception):
-            table.add_columns({SEARCH_TEXT: SEARCH_TEXT_SQL})
-        table = self.chunks
-        if table is None or SEARCH_TEXT not in table.schema.names:
+    def _add_derived(self, table: Any) -> Any:
+        """Give a chunks table made before them its derived columns (`search_text`, `hit`; a commit each).
+
+        Without `search_text` there is no keyword search, so failing to add it is an error; a table
+        without `hit` is still searched, column by column (older tables may lack a column HIT_SQL names).
+        """
+        for column, sql in DERIVED_SQL.items():
+            if column in table.schema.names:
+                continue
+            # Another process may have added it first; any other failure shows up below.
+            with contextlib.suppress(Exception):
+                table.add_columns({column: sql})
+            table = self.chunks
+            if table is None:
+                raise StoreError("the chunks table disappeared while it was being upgraded")
+        if SEARCH_TEXT not in table.schema.names:
             raise StoreError("could not add the search_text column to the chunks table")
         return table
 
@@ -186,7 +196,7 @@ class Store(Reads):
         if not post_rows:
             return
         table = self.ensure_chunks_table(model_id, dim)
-        data = pa.Table.from_pylist(with_search_text(chunk_rows), schema=table.schema)
+        data = pa.Table.from_pylist(with_derived(chunk_rows), schema=table.schema)
         (
             table.merge_insert("chunk_id")
             .when_matched_update_all()
@@ -242,7 +252,7 @@ class Store(Reads):
         crash before it leaves the old table as it was, and undo can still go back.
         """
         schema = chunks_schema(dim, model_id)
-        data = pa.Table.from_pylist(with_search_text(chunk_rows), schema=schema)
+        data = pa.Table.from_pylist(with_derived(chunk_rows), schema=schema)
 
         def overwrite() -> None:
             self._handles.pop(CHUNKS, None)
@@ -259,18 +269,13 @@ class Store(Reads):
             table = self.chunks
             if table is None:
                 raise StoreError("there are no chunks yet")
-            if SEARCH_TEXT not in table.schema.names:
-                table = self._add_search_text(table)
+            if not set(DERIVED_SQL) <= set(table.schema.names):
+                table = self._add_derived(table)
             current = self.get_chunk(chunk_id)
             if current is None or (expected_hash is not None and current["embed_hash"] != expected_hash):
                 return False
-            merged = {**current, **values}
-            full = {
-                **values,
-                SEARCH_TEXT: search_text(
-                    merged["title"], merged["section"], merged["text"], merged["keywords"]
-                ),
-            }
+            full = {**values, **derived({**current, **values})}
+            full = {k: v for k, v in full.items() if k in table.schema.names}
             where = f"chunk_id = {sql_str(chunk_id)}"
             if expected_hash is not None:
                 where += f" AND embed_hash = {sql_str(expected_hash)}"
@@ -328,8 +333,8 @@ class Store(Reads):
         table = table if table is not None else self.chunks
         if table is None:
             return
-        if SEARCH_TEXT not in table.schema.names:
-            table = self._add_search_text(table)
+        if not set(DERIVED_SQL) <= set(table.schema.names):
+            table = self._add_derived(table)
         ensure_fts_index(table)
 
     # Versions (undo) ---------------------------------------------------------------------------
