@@ -245,6 +245,8 @@ class AnswerStream:
       (SentenceSupport: similarity, overlap, unknown details);
     - `grounding`: the check of the answer's sentences when an embedder was given (check mode: of
       `text`, as check_grounding gives it; strict mode: of every sentence judged, kept or dropped);
+    - `declined`: the model wrote something but none of it could be shown (every sentence left out,
+      cut before its first sentence ended, or only copied markup): `text` is then a fixed message;
     - `raw_text` (everything the model sent), `usage`, `done`, `called_model`.
     Iterating again replays `text` in one piece. LLMError propagates out of the iteration; `text` then
     holds the sentences released before it.
@@ -286,6 +288,7 @@ class AnswerStream:
         self.leaks: list[str] = []  # prompt markup cut out of the model's text
         self.dropped: list[SentenceSupport] = []
         self.grounding: Grounding | None = None
+        self.declined = False  # the model wrote, but none of it could be shown: `text` is a fixed message
 
     def __iter__(self) -> Iterator[str]:
         if self.done:
@@ -328,6 +331,7 @@ class AnswerStream:
         if not shown and self.raw_text.strip():
             nothing_checked = self.truncated and not release.verdicts
             self.text = CUT_SHORT_MESSAGE if nothing_checked else NOTHING_SUPPORTED_MESSAGE
+            self.declined = True
             yield self.text
         self.done = True
 

@@ -112,6 +112,11 @@ class Reply:
         return self.stream.grounding if self.stream is not None else None
 
     @property
+    def declined(self) -> bool:
+        """A generated answer of which nothing could be shown (the reader got a fixed message instead)."""
+        return bool(self.stream is not None and self.stream.declined)
+
+    @property
     def dropped(self) -> list[SentenceSupport]:
         """Generated sentences strict grounding left out."""
         return list(self.stream.dropped) if self.stream is not None else []

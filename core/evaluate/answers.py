@@ -10,8 +10,9 @@ the chat, and the reply is scored:
 - invented words: the share of the answer's content words found in none of the excerpts it was made
   from (titles and sections count as excerpt text). 0 by construction for extractive answers;
 - grounding: the share of the answer's sentences the grounding check supports (core/answer/grounding.py);
-- no answer: how often the reply was "I haven't written about that" (wanted: rarely on topic, almost
-  always off topic);
+- no answer: how often the reply was "I haven't written about that", or a generated answer of which
+  grounding left nothing to show ("I can't answer that from my posts without guessing") (wanted:
+  rarely on topic, almost always off topic);
 - seconds per answer, after retrieval (generation included).
 """
 
@@ -83,10 +84,12 @@ class AnswerRow:
     grounded: float | None = None
     seconds: float = 0.0
     sources: list[str] = field(default_factory=list)
+    declined: bool = False  # generated, but grounding left nothing to show: a fixed message instead
 
     @property
     def no_answer(self) -> bool:
-        return self.replied == "none"
+        """The reader got no answer: "haven't written about that", or a generated one declined."""
+        return self.replied == "none" or self.declined
 
     def to_json(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -134,7 +137,7 @@ def score_reply(query: Query, on_topic: bool, mode: str, result: Any, embedder: 
     quoted = " ".join(q.text for q in result.quotes) if result.mode == "extractive" else result.text
     row = AnswerRow(
         query.id, query.text, on_topic, query.kind, mode, result.mode, result.text,
-        seconds=result.seconds, sources=[s.post_id for s in result.sources],
+        seconds=result.seconds, sources=[s.post_id for s in result.sources], declined=result.declined,
     )  # fmt: skip
     if on_topic and query.answer:
         row.f1 = token_f1(quoted, query.answer) if not row.no_answer else 0.0
