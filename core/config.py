@@ -161,8 +161,9 @@ class Settings:
     context_token_budget: int | None = None
     request_timeout: float = 60.0
     max_retries: int = 4
-    # "check" (answer sentences the excerpts do not support are listed under the answer) or "strict"
-    # (they are left out of the answer; core/answer/release.py).
+    # Generated answers (core/answer/release.py): "auto" leaves out the sentences the excerpts do not
+    # support where the check can judge; "strict" also shows nothing it cannot judge; "check" shows every
+    # sentence and lists the unsupported ones under the answer.
     grounding: str = "auto"
 
     # Serving many readers (core/serve/, core/llm/builtin.py). The built-in server runs `builtin_slots`
