@@ -312,3 +312,16 @@ def test_a_table_from_before_the_hit_column_gets_it_and_searches_the_same(store:
     assert old.chunks.search().where("post_id = 'older'").select([HIT]).to_list() == [{HIT: None}]
     [nearest] = old.vector_search(queries[0], 1)
     assert nearest["chunk_id"] == "older#0" and nearest["text"] == chunks[0]["text"]
+
+
+def test_an_edited_chunk_is_found_with_its_new_text_and_keywords(store: Store):
+    """A chunk edit rewrites the packed column too: searches of a big table read only that column."""
+    chunk = store.get_chunk("p0007#3")
+    assert chunk is not None and "hit" not in chunk
+    assert store.update_chunk("p0007#3", {"text": "a tusk tenon in white oak", "keywords": ["tusk tenon"]})
+    vector = np.asarray(chunk["vector"], dtype=np.float32)
+    [nearest] = store.vector_search(vector, 1)
+    assert nearest["chunk_id"] == "p0007#3"
+    assert (nearest["text"], nearest["keywords"]) == ("a tusk tenon in white oak", ["tusk tenon"])
+    [found] = store.keyword_search("tusk tenon", 1)
+    assert found["chunk_id"] == "p0007#3" and found["text"] == "a tusk tenon in white oak"
