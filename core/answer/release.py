@@ -46,6 +46,9 @@ class Verdict:
     keep: bool
     support: SentenceSupport
     skipped: str = ""  # why the sentence could not be checked
+    # Too short to judge, with known details, from a lenient judge: shown even when no judged sentence
+    # in the answer vouches for it.
+    alone: bool = False
 
 
 # A judge decides on one sentence, given the answer so far (for its language) ending with it.
@@ -73,7 +76,7 @@ class StrictJudge:
         # Too short to judge by similarity ("I was born in 1980."): its details must still be known.
         _, names = self.checker.language_rule(so_far)
         support.unknown_details = self.checker.unknown_details(sentence, names=names)
-        return Verdict(not support.unknown_details, support)
+        return Verdict(not support.unknown_details, support, alone=self.lenient)
 
 
 def is_complete(sentence: str) -> bool:
@@ -136,9 +139,9 @@ class Release:
         pieces = self._release(text, spans, rest_from=len(text))
         held, self._held = self._held, []
         for gap, sentence, verdict in held:
-            # Short sentences in an answer with none judged: nothing vouches for them, unless the judge
-            # is lenient, which lets their own verdict (known details) stand.
-            if getattr(self.judge, "lenient", False) and verdict.keep:
+            # Short sentences in an answer with none judged: nothing vouches for them, unless their
+            # verdict may stand alone (a lenient judge's, details known).
+            if verdict.alone and verdict.keep:
                 pieces += self._emit(gap, sentence, keep=True)
             else:
                 verdict.keep = False
