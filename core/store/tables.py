@@ -13,8 +13,9 @@ Keyword search uses LanceDB's native full-text (BM25) index over one derived col
 title, section, text and keywords joined (native FTS indexes a single column, so the fields are
 concatenated instead of searched separately). Another derived column, `hit`, packs the fields a search
 hit shows into one list, so a search reads one column per hit instead of eight (schema.HIT). The store
-computes both on every write, so callers never pass them. Rows added after the index was built are still searched (LanceDB scans unindexed rows), and
-`optimize()`, run after every ingest and delete, folds them into the index incrementally.
+computes both on every write, so callers never pass them. Rows added after the index was built are
+still searched (LanceDB scans unindexed rows), and `optimize()`, run after every ingest and delete,
+folds them into the index incrementally.
 
 Concurrent writers (two CLI ingests, the Ingest page and a chunk edit) are safe: every commit goes
 through `retry_commit` (core/store/commit.py), and `replace_posts` reads back what it wrote, so a post
@@ -133,7 +134,7 @@ class Store(Reads):
         if table is None:
             table = retry_commit("create the chunks table", lambda: self._create_chunks(model_id, dim))
             self.check_model(model_id)  # another writer may have created it first, with its model
-        elif not set(DERIVED_SQL) <= set(table.schema.names):
+        else:
             table = self._add_derived(table)
         return table
 
@@ -145,11 +146,14 @@ class Store(Reads):
         return table
 
     def _add_derived(self, table: Any) -> Any:
-        """Give a chunks table made before them its derived columns (`search_text`, `hit`; a commit each).
+        """The chunks table with its derived columns (`search_text`, `hit`): a table made before them gets
+        them, a commit each; a table that has them is returned as it is.
 
         Without `search_text` there is no keyword search, so failing to add it is an error; a table
         without `hit` is still searched, column by column (older tables may lack a column HIT_SQL names).
         """
+        if set(DERIVED_SQL) <= set(table.schema.names):
+            return table
         for column, sql in DERIVED_SQL.items():
             if column in table.schema.names:
                 continue
@@ -269,8 +273,7 @@ class Store(Reads):
             table = self.chunks
             if table is None:
                 raise StoreError("there are no chunks yet")
-            if not set(DERIVED_SQL) <= set(table.schema.names):
-                table = self._add_derived(table)
+            table = self._add_derived(table)
             current = self.get_chunk(chunk_id)
             if current is None or (expected_hash is not None and current["embed_hash"] != expected_hash):
                 return False
@@ -333,8 +336,7 @@ class Store(Reads):
         table = table if table is not None else self.chunks
         if table is None:
             return
-        if not set(DERIVED_SQL) <= set(table.schema.names):
-            table = self._add_derived(table)
+        table = self._add_derived(table)
         ensure_fts_index(table)
 
     # Versions (undo) ---------------------------------------------------------------------------
