@@ -28,9 +28,9 @@ ROUTINGS = ("auto", "off")
 ANSWER_MODES = ("auto", "extractive", "generative")
 POST_SCORINGS = ("combined", "retrieval", "post", "chunk")  # core/search/posts.py: how posts_about ranks
 # core/answer/release.py: "check" shows every answer sentence and lists the ones the grounding check
-# cannot support; "strict" leaves those out of the answer before the reader sees it; "auto" is strict
-# where the check can judge and shows (marked "not checked") what it cannot, such as an answer in a
-# language the embedding model does not read.
+# cannot support; "strict" leaves those out of the answer before the reader sees it; "auto" does too, but
+# shows a short answer whose details the excerpts hold, and quotes the author instead of generating an
+# answer the check could not read (a language the embedding model does not read).
 GROUNDINGS = ("auto", "check", "strict")
 MAX_BUILTIN_SLOTS = 64
 REMOTE_ANSWER_CONCURRENCY = 16  # answers generated at once with OpenAI or a compatible server
@@ -161,9 +161,9 @@ class Settings:
     context_token_budget: int | None = None
     request_timeout: float = 60.0
     max_retries: int = 4
-    # Generated answers (core/answer/release.py): "auto" leaves out the sentences the excerpts do not
-    # support where the check can judge; "strict" also shows nothing it cannot judge; "check" shows every
-    # sentence and lists the unsupported ones under the answer.
+    # Generated answers (core/answer/release.py, reply.py): "auto" and "strict" leave out the sentences the
+    # excerpts do not support (see GROUNDINGS for how they differ); "check" shows every sentence and
+    # lists the unsupported ones under the answer.
     grounding: str = "auto"
 
     # Serving many readers (core/serve/, core/llm/builtin.py). The built-in server runs `builtin_slots`

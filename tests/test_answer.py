@@ -510,28 +510,46 @@ def test_strict_mode_with_nothing_supported_says_so_instead(
     assert len(stream.dropped) == 1 and stream.grounding.supported_fraction == 0.0
 
 
-def test_strict_mode_cannot_check_an_answer_in_another_language_with_an_english_model(
-    scripted: ScriptedOpenAIServer, embedder
+@pytest.mark.parametrize("grounding", ["strict", "auto"])
+def test_an_answer_the_check_cannot_read_is_never_shown_unchecked(
+    scripted: ScriptedOpenAIServer, embedder, grounding
 ):
+    """A German answer over an English-only model: strict and auto show none of it."""
     from core.answer.generate import NOTHING_SUPPORTED_MESSAGE
 
     scripted.chat("Ich kaufe fast mein ganzes Holz bei der Sägemühle Dunmore Brothers in Pelham Falls.")
-    settings = remote(scripted, grounding="strict")
-    stream = answer("Wo kaufst du Holz?", sawmill_hits(), settings, embedder=embedder)
-    assert list(stream) == [NOTHING_SUPPORTED_MESSAGE]
+    stream = answer(
+        "Where do you buy wood?", sawmill_hits(), remote(scripted, grounding=grounding), embedder=embedder
+    )
+    assert list(stream) == [NOTHING_SUPPORTED_MESSAGE] and stream.declined
     assert stream.grounding.skipped.startswith("the answer is in German")
 
 
-def test_auto_mode_shows_what_the_check_cannot_judge_and_says_it_was_not_checked(
+def test_auto_grounding_quotes_the_author_instead_of_generating_what_it_could_not_check(
     scripted: ScriptedOpenAIServer, embedder
 ):
-    """An answer in German over an English-only model: strict shows nothing (above), auto shows it."""
-    reply = "Ich kaufe fast mein ganzes Holz bei der Sägemühle Dunmore Brothers in Pelham Falls."
-    scripted.chat(reply)
-    settings = remote(scripted, grounding="auto")
-    stream = answer("Wo kaufst du Holz?", sawmill_hits(), settings, embedder=embedder)
-    assert "".join(stream) == stream.text == reply
-    assert stream.dropped == [] and stream.grounding.skipped.startswith("the answer is in German")
+    """Asked in German over an English-only model, auto quotes the author's own sentences and calls no
+    model; check generates (and says it was not checked)."""
+    from core.answer import reply
+
+    question = "Wo kaufst du dein Holz, bei Dunmore Brothers in Pelham Falls?"
+    auto = reply(question, sawmill_hits(), remote(scripted), embedder, mode="generative")
+    assert auto.mode == "extractive" and auto.quotes
+    assert all(any(q.text in text for text in SAWMILL) for q in auto.quotes)  # verbatim
+    assert "".join(auto) == auto.text and scripted.chat_requests == []
+    scripted.chat("Ich kaufe mein Holz bei Dunmore Brothers in Pelham Falls.")
+    checked = reply(
+        question, sawmill_hits(), remote(scripted, grounding="check"), embedder, mode="generative"
+    )
+    assert (
+        checked.mode == "generative"
+        and "".join(checked) == "Ich kaufe mein Holz bei Dunmore Brothers in Pelham Falls."
+    )
+    assert checked.grounding.skipped.startswith("the answer is in German")
+    # An English question over the same hits is generated (and checked) as before.
+    scripted.chat(SAWMILL[0])
+    english = reply("Where do you buy wood?", sawmill_hits(), remote(scripted), embedder, mode="generative")
+    assert english.mode == "generative" and "".join(english) == SAWMILL[0]
 
 
 @pytest.mark.parametrize(

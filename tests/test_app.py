@@ -519,23 +519,33 @@ def test_chat_leaves_out_or_marks_sentences_with_details_no_excerpt_holds(corpus
         assert shown(flagged.caption) == ["No excerpt mentions: 2021, apiaries, oakridge"]
 
 
-def test_chat_says_why_an_answer_in_another_language_is_not_checked(corpus, monkeypatch):
+@pytest.mark.parametrize("grounding", ["auto", "check"])
+def test_chat_never_shows_an_unchecked_answer_by_default_and_says_why_under_check(
+    corpus, monkeypatch, grounding
+):
+    """A German question over the English MiniLM table: the check cannot read a German answer. auto (the
+    default) quotes the author instead, calling the model only to translate the question; check shows
+    the generated answer and says it was not checked."""
     from tests.servers import ScriptedOpenAIServer
 
     with ScriptedOpenAIServer() as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        if grounding != "auto":
+            monkeypatch.setenv("INKWELL_GROUNDING", grounding)
         # The question is translated for the search (and the relevance bar); the answer stays German.
         server.chat("When does swarming season start?")
         server.chat("Die Schwarmzeit beginnt im Mai, wenn einem Volk der Platz ausgeht.")
         at = open_app()
         at.chat_input[0].set_value("Wann beginnt die Schwarmzeit?").run()
         assert not at.exception and not at.error
-        # auto (the default) shows what the English model cannot check, saying it was not checked.
-        assert (
-            at.chat_message[1].markdown[0].value
-            == "Die Schwarmzeit beginnt im Mai, wenn einem Volk der Platz ausgeht."
-        )
+        body = at.chat_message[1].markdown[0].value.replace("\\", "")
         captions = shown(at.chat_message[1].caption)
+        if grounding == "auto":
+            assert body.startswith("From *") and "Swarming season starts in May." in body
+            assert "The author's own sentences, quoted from the posts (no model wrote them)." in captions
+            assert len(server.chat_requests) == 1  # the translation only
+            return
+        assert body == "Die Schwarmzeit beginnt im Mai, wenn einem Volk der Platz ausgeht."
         assert any(c.startswith("Grounding not checked: the answer is in German") for c in captions), captions
         assert not any(c.startswith("Grounding:") for c in captions)
 

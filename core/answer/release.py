@@ -20,10 +20,10 @@ name the excerpts lack; an answer with no judged sentence shows nothing. When th
 answer in another language with an English-only embedding model) nothing is released. Dropped
 sentences are kept in `dropped` with their judgement.
 
-The "auto" grounding mode (the default) is a lenient StrictJudge: the same judgement, but an answer the
-check cannot run on is released (and reported as not checked, `Verdict.skipped`), and an answer made
+The "auto" grounding mode (the default) is a lenient StrictJudge: the same judgement, but an answer made
 only of sentences too short to judge is released when none of them names a number or name the excerpts
-lack ("Swarming starts in May.").
+lack ("Swarming starts in May."). An answer the check cannot run on is released by neither; in auto
+mode core/answer/reply.py quotes the author instead of generating one it can foresee.
 The whitespace between sentences is the model's own, so an answer that loses nothing is unchanged.
 """
 
@@ -58,8 +58,8 @@ Judge = Callable[[str, str], Verdict]
 class StrictJudge:
     """Strict grounding: keep a sentence only when the check supports it (see the module docstring).
 
-    `lenient` ("auto" grounding): what the check cannot run on is kept, and short sentences need no
-    judged sentence to vouch for them, only known details.
+    `lenient` ("auto" grounding): short sentences need no judged sentence to vouch for them, only known
+    details.
     """
 
     def __init__(self, checker: GroundingChecker, *, lenient: bool = False) -> None:
@@ -70,7 +70,7 @@ class StrictJudge:
         grounding = self.checker.check_sentences([sentence], language_of=so_far)
         support = grounding.sentences[0]
         if grounding.skipped:
-            return Verdict(self.lenient, support, grounding.skipped)
+            return Verdict(False, support, grounding.skipped)
         if support.judged:
             return Verdict(support.supported, support)
         # Too short to judge by similarity ("I was born in 1980."): its details must still be known.

@@ -11,6 +11,10 @@ best answer the question (core/answer/extractive.py; no model writes a word), "g
 chat model answer from the excerpts (core/answer/generate.py), "auto" (default) is extractive with the
 built-in model, whose answers invent details, and generative with an OpenAI key or server.
 
+With the default "auto" grounding, a generated answer the grounding check could not read (the question
+in another language than the posts, with an English-only embedding model) is not generated: the reply
+quotes the author instead.
+
 In every mode the question must first clear the relevance bar (core/answer/abstain.py): when nothing
 retrieved answers it, the reader gets a fixed reply in the author's voice, in the question's language,
 and the closest posts as suggestions; no model is called.
@@ -25,7 +29,7 @@ from dataclasses import dataclass, field
 from core.answer.abstain import NO_ANSWER_MESSAGE, Suggestion, Verdict, judge
 from core.answer.extractive import ExtractiveAnswer, Quote, extract_answer
 from core.answer.generate import AnswerStream, Source, answer, sources_of
-from core.answer.grounding import Grounding, SentenceSupport
+from core.answer.grounding import Grounding, GroundingChecker, SentenceSupport
 from core.config import ANSWER_MODES, Settings
 from core.embed import Embedder
 from core.models import Hit
@@ -177,7 +181,16 @@ def reply(
             question, "none", verdict, hits, extracted, text=phrase(NO_ANSWER, question),
             suggestions=verdict.suggestions, _started=started,
         )  # fmt: skip
+    if chosen == "generative" and settings.grounding == "auto" and _unchecked(question, hits, embedder):
+        # The grounding check could not read an answer in the question's language (an English-only
+        # embedding model): the author's own sentences rather than a generated answer nobody checked.
+        chosen = "extractive"
     if chosen == "extractive":
         return Reply(question, "extractive", verdict, hits, extracted, text=extracted.text, _started=started)
     stream = answer(question, hits, settings, history, embedder=embedder)
     return Reply(question, "generative", verdict, hits, extracted, stream=stream, _started=started)
+
+
+def _unchecked(question: str, hits: Sequence[Hit], embedder: Embedder) -> bool:
+    """Whether the grounding check could not judge an answer written in the question's language."""
+    return bool(GroundingChecker(hits, embedder).language_rule(question)[0])

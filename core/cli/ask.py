@@ -33,8 +33,8 @@ ANSWER_MODE_HELP = (
 @click.option(
     "--grounding",
     type=click.Choice(GROUNDINGS),
-    help="Generated answers: strict (leave out sentences the excerpts don't support), check (show and "
-    "list them) or auto (strict where the check can judge). Env INKWELL_GROUNDING; default auto.",
+    help="Generated answers: auto or strict (leave out sentences the excerpts don't support) or check "
+    "(show and list them). Env INKWELL_GROUNDING; default auto.",
 )
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the reply (sentences with their post ids) as JSON."
