@@ -219,6 +219,11 @@ def test_every_demo_question_is_answered(asked):
         "purple monkey dishwasher",
         "?",
         "What does Stephen King think about outlining a novel before writing it?",
+        # Across languages MiniLM's similarity is noise, so the gate asks for a word the posts share
+        # with the question: neither a year ("On October 5, 2018, I gave notice.") nor a German
+        # article that is also an English word ("die") counts.
+        "Wer hat die Fußball-WM 2018 gewonnen?",
+        "Was kostet die Miete in Berlin?",
     ],
 )
 @pytest.mark.parametrize("mode", ["hybrid", "fts"])

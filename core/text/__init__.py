@@ -1,10 +1,11 @@
 """Text utilities every stage shares: token counts (tiktoken, vocabularies shipped in data/tiktoken),
-language detection, sentence splitting, word stems (stems), and the check every reader's question
+language detection, sentence splitting, word stems (stems), function words per language, and the check every reader's question
 passes (question).
 """
 
 from __future__ import annotations
 
+from core.text.function_words import function_words
 from core.text.language import LANGUAGE_NAMES, UNDETERMINED, detect_language, language_name
 from core.text.question import QuestionError, check_question
 from core.text.sentences import split_sentences
@@ -19,6 +20,7 @@ __all__ = [
     "count_tokens",
     "detect_language",
     "encoding",
+    "function_words",
     "language_name",
     "split_sentences",
     "stemmer_for",
