@@ -162,6 +162,19 @@ def test_a_changed_number_or_name_is_unsupported_even_when_the_sentence_is_simil
     assert renamed.sentences[0].unknown_details == ["biscuit"] and not renamed.sentences[0].supported
 
 
+def test_a_number_the_posts_give_for_something_else_is_unsupported(embedder):
+    """The price list gives $4.00 for ash and $9.50 for walnut: "$4.00" is known, but not for walnut."""
+    prices = "For the record, prices at Dunmore Brothers for air-dried stock:\n- Walnut, $9.50 a board foot.\n- Ash, $4.00."
+    yard = [Hit("y", "Choosing Boards", "projects", "y#0", "", prices, [], 0.9, 1)]
+    checker = GroundingChecker(yard, embedder)
+    assert checker.unknown_details("Black walnut cost me $4.00 a board foot.") == ["4.00"]
+    assert checker.unknown_details("Black walnut cost me $9.50 a board foot.") == []
+    assert checker.unknown_details("Ash was $4.00 at Dunmore Brothers.") == []
+    assert checker.unknown_details("It was $4.00.") == []  # no word to place it by: known is enough
+    [walnut] = checker.check("Black walnut cost me $4.00 a board foot at Dunmore Brothers.").sentences
+    assert not walnut.supported
+
+
 def test_labelled_set_flags_inventions_without_flagging_the_authors_words(tmp_path):
     """The check on data/demo/eval/grounding.jsonl (bench/grounding.py measures the same set)."""
     from bench.grounding import flags, load_labels, measure, scores

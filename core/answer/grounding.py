@@ -12,8 +12,10 @@ Thresholds come from bench/grounding.py on data/demo/eval/grounding.jsonl (85 la
 MiniLM): flagging unsupported sentences, similarity/overlap alone at 0.6/0.6 had F1 0.79 (precision
 0.96, recall 0.68); adding the details check raised it to 0.89, and 0.65/0.65 to 0.92 with 2% false
 alarms on supported sentences (multilingual-e5-small, similarities rescaled: F1 0.89, 4% false
-alarms). A right number put in the wrong place ("12 to 15 percent" when the post gives that for
-another case) still passes.
+alarms). A number must also occur in an excerpt sentence (or line, title, heading) sharing a content
+word with the answer sentence, so "Black walnut cost me $4.00 a board foot" fails when the posts
+give $4.00 only as "Ash, $4.00." (F1 0.94, recall 0.90 from 0.88, false alarms unchanged). A right number put in a related wrong place ("12 to 15
+percent" moisture before building, when the post gives that for air-dried wood) still passes.
 
 Sentences of fewer than MIN_WORDS content words ("Thanks for asking.") are not judged.
 
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from core.answer.quotable import content_words as lemmas
 from core.chunk import STOPWORDS
 from core.embed import Embedder, cross_lingual, relevance_scale, rescale
 from core.models import Hit
@@ -166,11 +169,29 @@ def _name_key(word: str) -> str:
     return word.removesuffix("'s")
 
 
+def _numbers(text: str) -> set[str]:
+    return {n for n in (_number(t) for t in _NUMBER.findall(text)) if n}
+
+
+def _number_contexts(texts: Sequence[str]) -> dict[str, set[str]]:
+    """Each number of the excerpts → the content words (lemmas) of the sentences and lines holding it."""
+    contexts: dict[str, set[str]] = {}
+    for text in texts:
+        for line in text.splitlines():  # a list item or spec line is a unit of its own
+            for sentence in split_sentences(line):
+                numbers = _numbers(sentence)
+                if numbers:
+                    words = lemmas(sentence)
+                    for n in numbers:
+                        contexts.setdefault(n, set()).update(words)
+    return contexts
+
+
 def _known_details(texts: Sequence[str]) -> set[str]:
     """Every number and word of the excerpts, normalised like `specifics`, to look details up in."""
     known: set[str] = set()
     for text in texts:
-        known |= {n for n in (_number(t) for t in _NUMBER.findall(text)) if n}
+        known |= _numbers(text)
         words = {w.lower() for w in _WORD.findall(text)}
         known |= words | {k for k in map(_name_key, words) if k}
     return known
@@ -201,9 +222,9 @@ class GroundingChecker:
         self.similarity_threshold = similarity_threshold
         self.overlap_threshold = overlap_threshold
         self.hit_words = [content_words(h.text) for h in self.hits]
-        self.known = _known_details(
-            [h.title for h in self.hits] + [h.section for h in self.hits] + [h.text for h in self.hits]
-        )
+        texts = [h.title for h in self.hits] + [h.section for h in self.hits] + [h.text for h in self.hits]
+        self.known = _known_details(texts)
+        self.number_contexts = _number_contexts(texts)
         self.excerpt_language = (
             detect_language(" ".join(h.text for h in self.hits)) if self.hits else UNDETERMINED
         )
@@ -243,7 +264,11 @@ class GroundingChecker:
             result.judged = True
             result.similarity = float(similarity[row].max())
             result.overlap = float(overlap.max())
-            result.unknown_details = self.unknown_details(sentences[i], names=check_names)
+            result.unknown_details = self.unknown_details(
+                sentences[i],
+                names=check_names,
+                language_of=" ".join(sentences) if language_of is None else language_of,
+            )
             result.supported = bool(passes.any()) and not result.unknown_details
             result.chunk_ids = [self.hits[j].chunk_id for j in np.flatnonzero(passes)]
         return Grounding(results)
@@ -251,9 +276,7 @@ class GroundingChecker:
     def language_rule(self, answer: str) -> tuple[str, bool]:
         """(why the check cannot run, or ""; whether names count as details) for an answer like `answer`."""
         answer_lang = detect_language(answer)
-        other_language = UNDETERMINED not in (answer_lang, self.excerpt_language) and (
-            answer_lang != self.excerpt_language
-        )
+        other_language = self._other_language(answer_lang)
         if other_language and not cross_lingual(self.embedder.model_id):
             reason = (
                 f"the answer is in {language_name(answer_lang)} and the excerpts in "
@@ -264,9 +287,27 @@ class GroundingChecker:
         # Names are capitalised words, which says nothing in German (every noun) or across languages.
         return "", not other_language and answer_lang != "de"
 
-    def unknown_details(self, sentence: str, *, names: bool = True) -> list[str]:
-        """The numbers (and, with `names`, names) of `sentence` that no excerpt holds, sorted."""
-        return sorted(specifics(sentence, names=names) - self.known)
+    def _other_language(self, answer_lang: str) -> bool:
+        return (
+            UNDETERMINED not in (answer_lang, self.excerpt_language) and answer_lang != self.excerpt_language
+        )
+
+    def unknown_details(
+        self, sentence: str, *, names: bool = True, language_of: str | None = None
+    ) -> list[str]:
+        """The numbers (and, with `names`, names) of `sentence` that no excerpt holds, and, in the
+        excerpts' language (`language_of`'s, default the sentence's), its numbers that they hold only
+        in sentences sharing no content word with it; sorted."""
+        details = specifics(sentence, names=names)
+        unknown = details - self.known
+        if self._other_language(detect_language(sentence if language_of is None else language_of)):
+            return sorted(unknown)  # words cannot place a number across languages
+        words = {w for w in lemmas(sentence) if _number(w) is None}
+        if words:  # "It was $40." has nothing to place its number by
+            for n in _numbers(_SCORE.sub(" ", _LIST_MARKER.sub("", sentence, count=1))) & details - unknown:
+                if not words & self.number_contexts.get(n, set()):
+                    unknown.add(n)
+        return sorted(unknown)
 
     def _embed(self, sentences: list[str]) -> np.ndarray:
         """The sentences' vectors; the first call embeds the excerpts too, in the same call (vectors are
