@@ -225,9 +225,7 @@ class GroundingChecker:
         texts = [h.title for h in self.hits] + [h.section for h in self.hits] + [h.text for h in self.hits]
         self.known = _known_details(texts)
         self.number_contexts = _number_contexts(texts)
-        self.excerpt_language = (
-            detect_language(" ".join(h.text for h in self.hits)) if self.hits else UNDETERMINED
-        )
+        self.excerpt_language = excerpts_language(self.hits)
         self._vectors: np.ndarray | None = None  # the excerpts', once embedded
 
     def check(self, answer: str) -> Grounding:
@@ -276,16 +274,11 @@ class GroundingChecker:
     def language_rule(self, answer: str) -> tuple[str, bool]:
         """(why the check cannot run, or ""; whether names count as details) for an answer like `answer`."""
         answer_lang = detect_language(answer)
-        other_language = self._other_language(answer_lang)
-        if other_language and not cross_lingual(self.embedder.model_id):
-            reason = (
-                f"the answer is in {language_name(answer_lang)} and the excerpts in "
-                f"{language_name(self.excerpt_language)}; comparing them needs a multilingual embedding model "
-                "(inkwell reembed --embed-model multilingual-e5-small)"
-            )
+        reason = unreadable(answer_lang, self.excerpt_language, self.embedder.model_id)
+        if reason:
             return reason, False
         # Names are capitalised words, which says nothing in German (every noun) or across languages.
-        return "", not other_language and answer_lang != "de"
+        return "", not self._other_language(answer_lang) and answer_lang != "de"
 
     def _other_language(self, answer_lang: str) -> bool:
         return (
@@ -317,6 +310,25 @@ class GroundingChecker:
         vectors = self.embedder.embed(sentences + [h.text for h in self.hits])
         self._vectors = vectors[len(sentences) :]
         return vectors[: len(sentences)]
+
+
+def excerpts_language(hits: Sequence[Hit]) -> str:
+    return detect_language(" ".join(h.text for h in hits)) if hits else UNDETERMINED
+
+
+def unreadable(answer_language: str, excerpt_language: str, model_id: str) -> str:
+    """Why the check cannot judge an answer in `answer_language` against excerpts in
+    `excerpt_language` with embedding model `model_id` ("" when it can): across languages only a
+    model that maps languages together compares them."""
+    if UNDETERMINED in (answer_language, excerpt_language) or answer_language == excerpt_language:
+        return ""
+    if cross_lingual(model_id):
+        return ""
+    return (
+        f"the answer is in {language_name(answer_language)} and the excerpts in "
+        f"{language_name(excerpt_language)}; comparing them needs a multilingual embedding model "
+        "(inkwell reembed --embed-model multilingual-e5-small)"
+    )
 
 
 def check_grounding(

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from core.answer.abstain import NO_ANSWER_MESSAGE, Suggestion, Verdict, judge
 from core.answer.extractive import ExtractiveAnswer, Quote, extract_answer
 from core.answer.generate import AnswerStream, Source, answer, sources_of
-from core.answer.grounding import Grounding, GroundingChecker, SentenceSupport
+from core.answer.grounding import Grounding, SentenceSupport, excerpts_language, unreadable
 from core.config import ANSWER_MODES, Settings
 from core.embed import Embedder
 from core.models import Hit
@@ -193,4 +193,4 @@ def reply(
 
 def _unchecked(question: str, hits: Sequence[Hit], embedder: Embedder) -> bool:
     """Whether the grounding check could not judge an answer written in the question's language."""
-    return bool(GroundingChecker(hits, embedder).language_rule(question)[0])
+    return bool(unreadable(detect_language(question), excerpts_language(hits), embedder.model_id))
