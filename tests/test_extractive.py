@@ -11,7 +11,7 @@ import pytest
 
 from core.answer import extractive
 from core.answer.abstain import NO_ANSWER_MESSAGE, judge, suggest
-from core.answer.extractive import MAX_SENTENCES, MAX_WORDS, NEAR_DUPLICATE, extract_answer
+from core.answer.extractive import MAX_SENTENCES, MAX_WORDS, NEAR_DUPLICATE, extract_answer, is_signpost
 from core.answer.quotable import sentence_units
 from core.config import Settings
 from core.evaluate import evidence_found
@@ -192,7 +192,26 @@ def test_a_sentence_pointing_back_brings_the_one_before(embedder):
 # Evidence and the gate --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("qid", ["q1", "q11"])
+def test_a_signpost_lends_its_closeness_to_the_sentence_it_announces(embedder):
+    text = (
+        "Ezra lives a mile down the road from my shop.\n"
+        "His teaching method, as far as I can reconstruct it, has three steps:\n"
+        "- He does the thing once, slowly, without explaining.\n"
+        "- Then he watches me do it while saying almost nothing.\n"
+        "My own method for sharpening is a strop and green compound, after every tenth cut.\n"
+        "The coffee in his shop is terrible and I drink it anyway."
+    )
+    hits = [Hit("p", "Learning a Craft", "writings", "p#0000", "", text, [], 1.0, 1)]
+    question = "What is his teaching method?"
+    # The announced step, with its signpost as the lead its "He" needs: one pick, two sentences.
+    answer = extract_answer(question, hits, embedder, max_sentences=2)
+    assert "He does the thing once, slowly, without explaining." in answer.text, answer.text
+    assert is_signpost("His teaching method, as far as I can reconstruct it, has three steps:")
+    assert is_signpost("Here is what I use now.") and is_signpost("Here’s the whole system:")
+    assert not is_signpost("Height:") and not is_signpost("There is what I use now.")
+
+
+@pytest.mark.parametrize("qid", ["q1", "q5", "q11"])
 def test_an_on_topic_answer_contains_its_evidence(asked, qid):
     q = QUESTIONS[qid]
     hits, answer = asked(q["text"])
