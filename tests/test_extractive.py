@@ -329,6 +329,19 @@ def test_held_out_questions_in_other_words_are_answered(asked):
         assert verdict.answer, (qid, verdict.reason, verdict.missing, round(verdict.similarity, 3))
 
 
+def test_the_rest_of_a_section_cut_in_two_counts_as_relevant_as_its_best_part(asked):
+    """h9's evidence ("Below it I write, at most, three things…") is in a later chunk of the essay
+    than the one the search ranks first; it is quoted because a chunk counts as relevant as the best
+    chunk of its section (here: the whole untitled essay)."""
+    held = {q["id"]: q for q in map(json.loads, (EVAL / "heldout.jsonl").read_text().splitlines())}
+    hits, answer = asked(held["h9"]["text"])
+    assert evidence_found([answer.text], held["h9"]["evidence"], 1), answer.text
+    read = hits[: extractive.MAX_HITS]
+    for hit, value in zip(read, extractive._section_relevance(read), strict=True):
+        same = [h.relevance for h in read if (h.post_id, h.section) == (hit.post_id, hit.section)]
+        assert value == max(same) >= hit.relevance
+
+
 def test_no_hits_means_no_answer_and_no_suggestions(embedder):
     answer = extract_answer("Why did she start the blog?", [], embedder)
     assert answer.empty and answer.text == ""

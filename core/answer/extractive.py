@@ -21,8 +21,11 @@ candidate is scored by
   under "What code taught me about joinery");
 - keyword coverage: the share of the question's words (lemmas) it contains, counted twice, once over
   content words (core.keywords.STOPWORDS removed) and once keeping common verbs ("use", "start");
-- the relevance of its hit, a small penalty per word (short sentences say one thing) and one for
-  questions (a sentence that asks rarely answers).
+- the relevance of its hit, raised to that of the best hit of the same section (the chunker cuts a
+  long section by size, so its second part answers as well as its first: one more held-out question
+  found its evidence, 11/20 from 10/20 in hybrid mode and 12/20 from 11/20 in keyword mode, none lost);
+  a small penalty per word (short sentences say one thing) and one for questions (a sentence that
+  asks rarely answers).
 
 A sentence right after a signpost, one that announces it ("His teaching method, as far as I can
 reconstruct it, has three steps:", "Here is what I use now."), takes the signpost's similarity when
@@ -229,11 +232,12 @@ def extract_answer(
     heading = {h: rescale(float(c), scale) for h, c in zip(used, headings, strict=True)}
 
     asked, asked_light = content_words(question), light_words(question)
+    relevance = _section_relevance(hits[:MAX_HITS])
     cheap = np.array(
         [
             W_COVERAGE * share(asked, content_words(units[i].text))
             + W_COVERAGE_LIGHT * share(asked_light, light_words(units[i].text))
-            + W_HIT * float(hits[units[i].hit].relevance)
+            + W_HIT * relevance[units[i].hit]
             + W_HEADING * heading[units[i].hit]
             + W_LENGTH * min(units[i].words / 30, 2)
             + W_QUESTION * bool(_QUESTION_END.search(units[i].text))
@@ -282,6 +286,17 @@ def extract_answer(
         candidates=len(candidates),
         seconds=time.perf_counter() - started,
     )
+
+
+def _section_relevance(hits: Sequence[Hit]) -> list[float]:
+    """Each hit's relevance, raised to the best of its section's hits: the chunker cuts a long section
+    where its token budget runs out, not where the topic changes, so the part after the cut belongs to
+    the question as much as the part the search ranked first."""
+    best: dict[tuple[str, str], float] = {}
+    for hit in hits:
+        key = (hit.post_id, hit.section)
+        best[key] = max(best.get(key, 0.0), float(hit.relevance))
+    return [best[(hit.post_id, hit.section)] for hit in hits]
 
 
 def is_signpost(sentence: str) -> bool:
