@@ -157,6 +157,15 @@ def test_split_sentences_handles_abbreviations_and_decimals():
     ]
 
 
+def test_no_before_a_number_is_the_numero_sign_not_a_sentence_end():
+    text = "By that test my 1940s Stanley No. 5 jack plane passes easily. He said No. Then he left."
+    assert split_sentences(text) == [
+        "By that test my 1940s Stanley No. 5 jack plane passes easily.",
+        "He said No.",
+        "Then he left.",
+    ]
+
+
 def test_fixed_strategy_sizes_and_overlap():
     text = " ".join(f"w{i:04d}" for i in range(1200))  # 6,000 characters, every word distinct
     chunks = fixed_chunks(text, size=1200, overlap=200)

@@ -17,12 +17,15 @@ TAG_RE = re.compile(r"\[(?:REF|IMAGE):[^\[\]]*\]")
 
 # simplemma's English splitter knows a few abbreviations (Dr., e.g., U.S., Mr., …); these are others
 # common in essays. A "sentence" ending in one of them is glued to the next. Left out on purpose,
-# because they end sentences at least as often: "etc.", "no.", "sec.", "co.".
+# because they end sentences at least as often: "etc.", "no.", "sec.", "co."; but "No." before a
+# number is the numero sign ("a Stanley No. 5 jack plane"), glued too (_NUMERO).
 _EXTRA_ABBREVIATIONS = frozenset(
     {"approx", "ca", "cf", "ch", "chap", "dept", "eds", "eq", "esp", "fig", "figs", "i.e", "ltd", "mt"}
     | {"op", "pp", "prof", "rev", "sr", "vol", "vols", "viz"}
 )
 _LAST_WORD_RE = re.compile(r"([\w.]+)\.$")
+_NUMERO = re.compile(r"\b(?:No|Nos)\.$")
+_STARTS_WITH_DIGIT = re.compile(r"\s*\d")
 _TAIL = 40  # longer than any abbreviation; the match must still start at a word start within it
 
 
@@ -46,14 +49,17 @@ def sentence_spans(text: str, lang: str = "en") -> list[tuple[int, int]]:
         start = masked.find(sentence, pos)
         end = start + len(sentence)
         pos = end
-        if spans and _ends_with_abbreviation(masked[spans[-1][0] : spans[-1][1]]):
+        if spans and _ends_with_abbreviation(masked[spans[-1][0] : spans[-1][1]], sentence):
             spans[-1] = (spans[-1][0], end)
         else:
             spans.append((start, end))
     return spans
 
 
-def _ends_with_abbreviation(sentence: str) -> bool:
+def _ends_with_abbreviation(sentence: str, following: str) -> bool:
     # Only the tail: searching a whole long run of word characters for "…\.$" is quadratic.
-    match = _LAST_WORD_RE.search(sentence[-_TAIL:])
+    tail = sentence[-_TAIL:]
+    if _NUMERO.search(tail) and _STARTS_WITH_DIGIT.match(following):
+        return True
+    match = _LAST_WORD_RE.search(tail)
     return bool(match) and match.group(1).lower() in _EXTRA_ABBREVIATIONS
