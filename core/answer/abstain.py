@@ -65,10 +65,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from core.answer.extractive import ExtractiveAnswer
+from core.answer.grounding import excerpts_language
 from core.answer.quotable import WORD, content_words, is_known_word
 from core.embed.multilingual import MODEL_ID as MULTILINGUAL_MODEL_ID
 from core.models import Hit
-from core.text import UNDETERMINED, detect_language, function_words, stemmer_for
+from core.text import detect_language, function_words, languages_differ, stemmer_for
 
 NO_ANSWER_MESSAGE = "I haven't written about that, so I can't answer it from my posts."
 SUGGESTIONS = 3
@@ -154,12 +155,12 @@ def signals(question: str, hits: Sequence[Hit], answer: ExtractiveAnswer) -> Sig
     checked = hits[:CHECKED_HITS]
     asked = content_words(question)
     question_lang = detect_language(question)
-    posts_lang = detect_language(" ".join(h.text for h in checked)) if checked else UNDETERMINED
+    posts_lang = excerpts_language(checked)
     known: set[str] = set()
     passages = [" ".join((hit.title, hit.section, hit.text, " ".join(hit.keywords))) for hit in checked]
     for text in passages:
         known |= content_words(text)
-    other_language = UNDETERMINED not in (question_lang, posts_lang) and question_lang != posts_lang
+    other_language = languages_differ(question_lang, posts_lang)
     missing = asked - known
     if missing and not other_language:  # across languages, shared word forms mean little
         missing = _unmatched(missing, passages, posts_lang)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -45,7 +46,7 @@ from core.answer.quotable import content_words as lemmas
 from core.chunk import STOPWORDS
 from core.embed import Embedder, cross_lingual, relevance_scale, rescale
 from core.models import Hit
-from core.text import UNDETERMINED, detect_language, language_name, split_sentences
+from core.text import UNDETERMINED, detect_language, language_name, languages_differ, split_sentences
 
 SIMILARITY_THRESHOLD = 0.65
 OVERLAP_THRESHOLD = 0.65
@@ -73,6 +74,14 @@ _LIST_MARKER = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+•])\s+")
 # Relevance scores are no details the posts could hold: copied from excerpt headers of the old prompt
 # format ("relevance=0.7692") or written like one (0 and three or more decimals).
 _SCORE = re.compile(r"\b(?:relevance|score)\s*[=:]\s*\d*\.?\d+|(?<![\d.,])0\.\d{3,}(?![\d.])", re.IGNORECASE)
+
+
+class LanguageRule(NamedTuple):
+    """What the grounding check can do with an answer in a given language (GroundingChecker.language_rule)."""
+
+    skipped: str  # why the check cannot run at all, or ""
+    names: bool  # whether capitalised words count as details (not in German, nor across languages)
+    same_language: bool  # the answer is in the excerpts' language (or either is unknown)
 
 
 @dataclass
@@ -249,9 +258,9 @@ class GroundingChecker:
             for i in judged:
                 results[i].judged = True
             return Grounding(results)
-        skipped, check_names = self.language_rule(" ".join(sentences) if language_of is None else language_of)
-        if skipped:
-            return Grounding(results, skipped=skipped)
+        rule = self.language_rule(" ".join(sentences) if language_of is None else language_of)
+        if rule.skipped:
+            return Grounding(results, skipped=rule.skipped)
 
         # On the model's relevance scale (core/embed/), so one threshold serves MiniLM and e5 alike.
         similarity = rescale(
@@ -265,41 +274,30 @@ class GroundingChecker:
             result.judged = True
             result.similarity = float(similarity[row].max())
             result.overlap = float(overlap.max())
+            # Across languages words cannot place a number, so only its presence counts.
             result.unknown_details = self.unknown_details(
-                sentences[i],
-                names=check_names,
-                language_of=" ".join(sentences) if language_of is None else language_of,
+                sentences[i], names=rule.names, place_numbers=rule.same_language
             )
             result.supported = bool(passes.any()) and not result.unknown_details
             result.chunk_ids = [self.hits[j].chunk_id for j in np.flatnonzero(passes)]
         return Grounding(results)
 
-    def language_rule(self, answer: str) -> tuple[str, bool]:
-        """(why the check cannot run, or ""; whether names count as details) for an answer like `answer`."""
+    def language_rule(self, answer: str) -> LanguageRule:
+        """What the check can do with an answer like `answer`, by its language and the excerpts'."""
         answer_lang = detect_language(answer)
         reason = unreadable(answer_lang, self.excerpt_language, self.embedder.model_id)
-        if reason:
-            return reason, False
+        same = not languages_differ(answer_lang, self.excerpt_language)
         # Names are capitalised words, which says nothing in German (every noun) or across languages.
-        return "", not self._other_language(answer_lang) and answer_lang != "de"
+        return LanguageRule(reason, not reason and same and answer_lang != "de", same)
 
-    def _other_language(self, answer_lang: str) -> bool:
-        return (
-            UNDETERMINED not in (answer_lang, self.excerpt_language) and answer_lang != self.excerpt_language
-        )
-
-    def unknown_details(
-        self, sentence: str, *, names: bool = True, language_of: str | None = None
-    ) -> list[str]:
-        """The numbers (and, with `names`, names) of `sentence` that no excerpt holds, and, in the
-        excerpts' language (`language_of`'s, default the sentence's), its numbers that they hold only
-        in sentences sharing no content word with it; sorted."""
+    def unknown_details(self, sentence: str, *, names: bool = True, place_numbers: bool = True) -> list[str]:
+        """The numbers (and, with `names`, names) of `sentence` that no excerpt holds, and, with
+        `place_numbers` (the answer is in the excerpts' language), its numbers that they hold only in
+        sentences sharing no content word with it; sorted."""
         details = specifics(sentence, names=names)
         unknown = details - self.known
-        if self._other_language(detect_language(sentence if language_of is None else language_of)):
-            return sorted(unknown)  # words cannot place a number across languages
         words = {w for w in lemmas(sentence) if _number(w) is None}
-        if words:  # "It was $40." has nothing to place its number by
+        if place_numbers and words:  # "It was $40." has nothing to place its number by
             stated = _numbers(_SCORE.sub(" ", _LIST_MARKER.sub("", sentence, count=1)))
             for n in stated & (details - unknown):
                 if not words & self.number_contexts.get(n, set()):
@@ -317,6 +315,7 @@ class GroundingChecker:
 
 
 def excerpts_language(hits: Sequence[Hit]) -> str:
+    """The language of the hits' text together ("und" for none)."""
     return detect_language(" ".join(h.text for h in hits)) if hits else UNDETERMINED
 
 
@@ -324,9 +323,7 @@ def unreadable(answer_language: str, excerpt_language: str, model_id: str) -> st
     """Why the check cannot judge an answer in `answer_language` against excerpts in
     `excerpt_language` with embedding model `model_id` ("" when it can): across languages only a
     model that maps languages together compares them."""
-    if UNDETERMINED in (answer_language, excerpt_language) or answer_language == excerpt_language:
-        return ""
-    if cross_lingual(model_id):
+    if not languages_differ(answer_language, excerpt_language) or cross_lingual(model_id):
         return ""
     return (
         f"the answer is in {language_name(answer_language)} and the excerpts in "

@@ -74,8 +74,10 @@ class StrictJudge:
         if support.judged:
             return Verdict(support.supported, support)
         # Too short to judge by similarity ("I was born in 1980."): its details must still be known.
-        _, names = self.checker.language_rule(so_far)
-        support.unknown_details = self.checker.unknown_details(sentence, names=names, language_of=so_far)
+        rule = self.checker.language_rule(so_far)
+        support.unknown_details = self.checker.unknown_details(
+            sentence, names=rule.names, place_numbers=rule.same_language
+        )
         return Verdict(not support.unknown_details, support, alone=self.lenient)
 
 

@@ -6,7 +6,7 @@ passes (question).
 from __future__ import annotations
 
 from core.text.function_words import function_words
-from core.text.language import LANGUAGE_NAMES, UNDETERMINED, detect_language, language_name
+from core.text.language import LANGUAGE_NAMES, UNDETERMINED, detect_language, language_name, languages_differ
 from core.text.question import QuestionError, check_question
 from core.text.sentences import split_sentences
 from core.text.stems import stemmer_for
@@ -22,6 +22,7 @@ __all__ = [
     "encoding",
     "function_words",
     "language_name",
+    "languages_differ",
     "split_sentences",
     "stemmer_for",
 ]

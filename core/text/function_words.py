@@ -20,5 +20,5 @@ def function_words(language: str) -> frozenset[str]:
     """The lower-case function words of an ISO 639-1 language (empty when the package has no list)."""
     try:
         return frozenset(w.lower() for w in get_stop_words(language))
-    except (StopWordError, KeyError):
+    except StopWordError:
         return frozenset()

@@ -149,6 +149,11 @@ def _script_of(ch: str) -> str | None:
     return None
 
 
+def languages_differ(a: str, b: str) -> bool:
+    """Whether two detected languages are both known and not the same ("und" differs from nothing)."""
+    return UNDETERMINED not in (a, b) and a != b
+
+
 def detect_language(text: str) -> str:
     """ISO 639-1 code of the text's language, or "und" when it cannot tell."""
     sample = text[:SAMPLE_CHARS]
