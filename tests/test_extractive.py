@@ -211,7 +211,7 @@ def test_a_signpost_lends_its_closeness_to_the_sentence_it_announces(embedder):
     assert not is_signpost("Height:") and not is_signpost("There is what I use now.")
 
 
-@pytest.mark.parametrize("qid", ["q1", "q5", "q11"])
+@pytest.mark.parametrize("qid", ["q1", "q5", "q7", "q11"])
 def test_an_on_topic_answer_contains_its_evidence(asked, qid):
     q = QUESTIONS[qid]
     hits, answer = asked(q["text"])
@@ -274,6 +274,14 @@ def test_question_words_count_as_found_in_another_form(embedder):
     assert judge(question, postwar, extract_answer(question, postwar, embedder)).missing == ["end", "war"]
     question = "What did she think of the king?"
     assert judge(question, postwar, extract_answer(question, postwar, embedder)).missing == ["king"]
+
+
+def test_function_words_per_language_and_none_for_an_unknown_one():
+    from core.text import function_words
+
+    assert {"die", "man"} <= function_words("de") and {"comment", "plus"} <= function_words("fr")
+    assert "hand" not in function_words("de") and "table" not in function_words("fr")
+    assert function_words("und") == frozenset() and function_words("xx") == frozenset()
 
 
 def test_stems_join_derived_forms_per_language():
