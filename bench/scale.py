@@ -288,7 +288,6 @@ def exact_ids(store: Store, vectors: np.ndarray) -> list[set[str]]:
 
 def one_post_edit(store: Store, settings: Settings, embedder) -> float:
     """Re-ingest one stored post with changed text (as an author's edit would), then undo it."""
-    before = store.versions()
     demo = parse_paths([ROOT / "data" / "demo" / "posts" / "projects" / "walnut-porch-bench.md"]).posts[0]
     stamp = f"Edited at {time.time():.0f}."
     post = Post(
@@ -304,7 +303,7 @@ def one_post_edit(store: Store, settings: Settings, embedder) -> float:
     report = ingest_posts([post], settings, store=store, embedder=embedder)
     seconds = time.perf_counter() - started
     assert [o.status for o in report.outcomes] == ["updated"], report.outcomes
-    store.restore(before)
+    store.undo(report.change_id)
     return seconds
 
 

@@ -101,6 +101,15 @@ def as_data_dir(value: str | Path) -> Path | DataUri:
     return Path(text).expanduser()
 
 
+def data_dir_key(value: str | Path) -> str:
+    """One string per data directory however it was written, for caches keyed by "this data directory":
+    the URI as LanceDB opens it for object storage, the absolute local path otherwise (no file is read)."""
+    where = as_data_dir(value)
+    if isinstance(where, DataUri):
+        return str(where)
+    return str(where.absolute())
+
+
 def local_home(data_dir: str | Path, environ: Mapping[str, str] | None = None) -> Path:
     """The local folder for what Inkwell keeps beside the tables (reply cache, routing rules,
     conversations): the data directory itself when it is local; for object storage INKWELL_LOCAL_DIR,

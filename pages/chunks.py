@@ -133,7 +133,6 @@ def show_chunk(chunk_id: str) -> None:
         keywords = st.text_input("Keywords (comma-separated)", value=", ".join(row["keywords"] or []))
         st.caption("Only this chunk is re-embedded. A later re-ingest of a changed post rebuilds its chunks.")
         if st.form_submit_button("Save and re-embed"):
-            versions = store.versions()
             try:
                 edit_chunk(
                     chunk_id,
@@ -146,7 +145,6 @@ def show_chunk(chunk_id: str) -> None:
             except shared.KNOWN_ERRORS as exc:
                 st.error(f"Could not save: {md(exc)}")
             else:
-                shared.remember_undo(store, versions, "chunk edit")
                 shared.flash("Saved and re-embedded the chunk.")
                 st.rerun()
 

@@ -307,13 +307,11 @@ with posts_tab:
         )
         col_delete, col_reingest = st.columns(2)
         if col_delete.button("Delete selected", key="delete_posts", disabled=not selected, width="stretch"):
-            before = store.versions()
             try:
-                deleted = store.delete_posts(selected)
+                deleted = store.delete_posts(selected, label=f"deletion of {plural(len(selected), 'post')}")
             except shared.KNOWN_ERRORS as exc:
                 st.error(f"Delete failed: {md(exc)}")
             else:
-                shared.remember_undo(store, before, f"deletion of {plural(deleted, 'post')}")
                 shared.flash(f"Deleted {plural(deleted, 'post')}.")
                 st.rerun()
         if col_reingest.button(

@@ -143,19 +143,17 @@ def test_ingest_reingest_edit_delete_undo_and_search_on_s3(
     again = ingest_paths([folder], settings, store=store)
     assert again.count("unchanged") == 4 and again.chunks_embedded == 0, again.summary()
 
-    before_edit = store.versions()
     write_posts(folder, {"p1": post("Post 1", "A zebrawood marquetry panel, veneered by hand.")})
     edited = ingest_paths([folder], settings, store=store)
     assert edited.count("updated") == 1, edited.summary()
     hits = search("zebrawood marquetry panel", settings, store=store, embedder=HashEmbedder(), mode="fts")
     assert hits.hits and hits.hits[0].post_id == "p1"
 
-    before_delete = store.versions()
     assert store.delete_posts(["p2"]) == 1
     assert "p2" not in {row["post_id"] for row in store.list_posts()}
-    store.restore(before_delete)  # undo the deletion
+    store.undo()  # the deletion
     assert "p2" in {row["post_id"] for row in store.list_posts()}
-    store.restore(before_edit)  # undo the edit: the old text is back, the new one is not found
+    store.undo(edited.change_id)  # the edit: the old text is back, the new one is not found
     assert "zebrawood" not in store.get_post("p1")["raw"]
     assert not search("zebrawood marquetry", settings, store=store, embedder=HashEmbedder(), mode="fts").hits
 
@@ -288,11 +286,10 @@ def test_a_second_process_sees_the_first_ones_ingest_and_undo(s3, s3_env, embed_
 
         assert ask("xylophone") == (set(), 2)
         store = Store(uri)
-        before = store.versions()
         novel = post("Xylophone", "A xylophone of quartersawn oak, tuned by ear.")
         assert ingest_paths([write_posts(tmp_path / "b", {"xylo": novel})], settings).count("new") == 1
         seen_after = wait_for("xylophone", ({"xylo"}, 3))
-        store.restore(before)  # undo in the first process
+        store.undo()  # the ingest, in the first process
         undone_after = wait_for("xylophone", (set(), 2))
         print(
             f"\nreplica (read_consistency_seconds={CONSISTENCY_SECONDS}): ingest seen after {seen_after:.1f} s, "

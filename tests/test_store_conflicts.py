@@ -143,18 +143,19 @@ def test_delete_edit_undo_and_reembed_retry_conflicting_commits(monkeypatch, sma
     embedder = HashEmbedder()
     ingest_paths([corpus], small, embedder=embedder)
     store = Store(small.data_dir)
-    before = store.versions()
 
     conflict_times(monkeypatch, "update", 2)
     row = edit_chunk("alpha#0000", small, text="Edited.", store=store, embedder=embedder)
     assert row["text"] == "Edited."
+    edit = store.changes(1)[0]
 
     conflict_times(monkeypatch, "delete", 2)
     assert store.delete_posts(["beta"]) == 1
     assert "beta" not in {p["post_id"] for p in store.list_posts()}
 
-    conflict_times(monkeypatch, "restore", 2)
-    store.restore(before)
+    conflict_times(monkeypatch, "merge_insert", 2)
+    store.undo()  # the deletion
+    store.undo(edit.change_id)
     assert store.get_chunk("alpha#0000")["text"] != "Edited."
     assert "beta" in {p["post_id"] for p in store.list_posts()}
 
@@ -257,9 +258,7 @@ def test_undo_back_to_an_emptied_table_keeps_the_table(small, corpus):
     ingest_paths([corpus], small, embedder=embedder)
     store = Store(small.data_dir)
     assert store.delete_posts(["alpha", "beta", "gamma"]) == 3
-    emptied = store.versions()
-    assert emptied.chunks is not None and emptied.posts is not None
     ingest_paths([corpus], small, embedder=embedder)
-    store.restore(emptied)
+    store.undo()
     assert store.counts()[:2] == (0, 0)
     assert store.model_id() == "hash-embed"  # the table and its model are still there

@@ -171,7 +171,8 @@ class Outcome:
 
 def run_writers(folders: list[Path], env: Mapping[str, str], edits: int = 0, timeout: float = 300) -> Outcome:
     """All writers at once (plus the chunk editor when `edits`); their exit codes and stderr."""
-    commands = [[sys.executable, "-m", "core.cli", "ingest", str(folder)] for folder in folders]
+    # --replace: each folder's versions of the base posts replace those read from the base folder.
+    commands = [[sys.executable, "-m", "core.cli", "ingest", "--replace", str(folder)] for folder in folders]
     if edits:
         commands.append([sys.executable, "-c", EDITOR, EDITED_CHUNK, str(edits)])
     started = time.perf_counter()
@@ -259,7 +260,7 @@ def build_reference(
     shutil.copytree(base, target)
     settings = settings_from({**env, "INKWELL_DATA_DIR": str(target)})
     for folder in folders:
-        report = ingest_paths([folder], settings)
+        report = ingest_paths([folder], settings, replace=True)
         assert report.ok, report.summary()
     if edits:
         n = edits - 1

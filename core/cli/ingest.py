@@ -27,6 +27,11 @@ from core.prepare import LLMPrepOptions, prepare_posts
 @click.option("--collection", help="Put every post in this collection (default: front matter or top folder).")
 @click.option("--title", help="Title for text read from standard input (PATH '-').")
 @click.option("--force", is_flag=True, help="Re-process posts even when unchanged.")
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Let a post replace a stored one of the same id read from another file (refused otherwise).",
+)
 @click.option("--strategy", type=click.Choice(["paragraph", "fixed"]), help="Chunking strategy.")
 @click.option("--chunk-tokens", type=int, help="Target chunk size in tokens (paragraph strategy).")
 @click.option("--embed-model", help=EMBED_MODEL_HELP)
@@ -46,6 +51,7 @@ def ingest(
     collection: str | None,
     title: str | None,
     force: bool,
+    replace: bool,
     strategy: str | None,
     chunk_tokens: int | None,
     embed_model: str | None,
@@ -109,6 +115,8 @@ def ingest(
             warnings=parsed.warnings,
             force=force,
             llm=llm,
+            replace=replace,
+            label=f"inkwell ingest {' '.join(paths)}"[:200],
         )
 
     for line in outcome_lines(report, llm):
@@ -121,6 +129,10 @@ def finish_report(report: Any, as_json: bool) -> None:
     for outcome in report.outcomes:
         if outcome.status == "failed":
             click.secho(f"failed {outcome.source} ({outcome.post_id}): {outcome.message}", fg="red", err=True)
+        elif outcome.message:
+            click.echo(f"{outcome.status} {outcome.source} ({outcome.post_id}): {outcome.message}", err=True)
+    if report.change_id:
+        click.echo(f"undo with: inkwell undo {report.change_id}", err=True)
     if as_json:
         print_json(report.to_json())
     else:
@@ -143,12 +155,13 @@ def export_cmd(path: str, data_dir: str | None) -> None:
 @command(main, "import")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--collection", help="Put every imported post in this collection.")
+@click.option("--replace", is_flag=True, help="Let imported posts replace stored ones read from other files.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def import_cmd(path: str, collection: str | None, as_json: bool, data_dir: str | None) -> None:
+def import_cmd(path: str, collection: str | None, replace: bool, as_json: bool, data_dir: str | None) -> None:
     """Import a chunks.json file (chunks are kept exactly as cut; only new texts are embedded)."""
     from core.ingest import ingest_paths
 
-    report = ingest_paths([path], settings_for(data_dir), collection=collection)
+    report = ingest_paths([path], settings_for(data_dir), collection=collection, replace=replace)
     for error in report.errors:
         click.secho(f"skipped {error}", fg="yellow", err=True)
     for warning in report.warnings:

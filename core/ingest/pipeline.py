@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -32,7 +33,7 @@ from core.embed import (
 from core.ingest.report import IngestReport, PostOutcome, Progress
 from core.models import Chunk, ParseError, Post
 from core.parse import parse_paths
-from core.store import CommitConflictError, Store
+from core.store import CommitConflictError, Store, StoreError
 
 if TYPE_CHECKING:
     from core.prepare import LLMPrepOptions, Prepared
@@ -187,9 +188,16 @@ def ingest_posts(
     warnings: Iterable[ParseError] = (),
     force: bool = False,
     llm: LLMPrepOptions | None = None,
+    replace: bool = False,
+    label: str | None = None,
 ) -> IngestReport:
     """Ingest posts; `llm` turns on the optional LLM preparation stages (core/prepare/). `errors` and
-    `warnings` (the parser's) go into the report."""
+    `warnings` (the parser's) go into the report.
+
+    A changed post whose id is stored already from another file that still exists is refused (failed,
+    naming that file) unless `replace`; one whose old file is gone (moved, renamed) replaces it, with a
+    note.
+    The posts written are logged as one change (`label`, for people), undoable with `store.undo`."""
     started = time.perf_counter()
     llm = llm if llm is not None and llm.enabled else None
     store = store or Store(settings.data_dir)
@@ -220,8 +228,15 @@ def ingest_posts(
         seen[post.post_id] = post
         unique.append(post)
 
+    orphans = store.remove_orphans()
+    if orphans:
+        report.notes.append(
+            f"removed the chunks of {len(orphans)} post(s) that had no post row (a write cut off earlier)"
+        )
+    before = store.versions()
     states = store.post_states()
     todo: list[tuple[Post, str, str]] = []
+    replaced: dict[str, str] = {}  # post id -> the other file it was read from before
     for post in unique:
         digest = post_hash(post, settings, llm.hash_key(post.post_id, settings) if llm else None)
         state = states.get(post.post_id)
@@ -229,8 +244,19 @@ def ingest_posts(
             report.outcomes.append(
                 PostOutcome(post.post_id, post.title, post.source, "unchanged", state.stored)
             )
-        else:
-            todo.append((post, digest, "updated" if state is not None else "new"))
+            continue
+        if state is not None and not same_source(state.source, post.source):
+            if not replace and other_file_exists(state.source, post.source):
+                message = (
+                    f"post id {post.post_id!r} is taken by {state.source}, another file; not replaced "
+                    "(give one of them its own id in its front matter, or ingest with --replace)"
+                )
+                report.outcomes.append(
+                    PostOutcome(post.post_id, post.title, post.source, "failed", 0, message)
+                )
+                continue
+            replaced[post.post_id] = state.source
+        todo.append((post, digest, "updated" if state is not None else "new"))
 
     total = len(unique)
     done = total - len(todo)
@@ -272,7 +298,19 @@ def ingest_posts(
                     progress(done, total, f"{report.chunks_embedded} chunks embedded")
         if window:
             done += _write_or_isolate(window, terms, store, embedder, report)
+        for outcome in report.outcomes:
+            if outcome.post_id in replaced and outcome.status == "updated":
+                outcome.message = f"replaced the post read from {replaced[outcome.post_id]}"
         _after_writes(settings, report, prepared, llm, [p for p, _, _ in todo], states)
+        written = [o.post_id for o in report.outcomes if o.status in ("new", "updated")]
+        try:
+            change = store.log_change(
+                label or f"ingest of {len(written)} post{'s' * (len(written) != 1)}", before, written
+            )
+        except StoreError as exc:  # the posts are stored: only undo is missing
+            report.notes.append(f"stored, but not logged for undo ({exc})")
+        else:
+            report.change_id = change.change_id if change else None
         try:
             store.optimize()
         except CommitConflictError as exc:  # the posts are stored: only the upkeep waits for a calmer moment
@@ -281,6 +319,25 @@ def ingest_posts(
         progress(total, total, "done")
     report.seconds = time.perf_counter() - started
     return report
+
+
+def same_source(old: str, new: str) -> bool:
+    """Whether two recorded sources name the same file (as written, or the same file on disk)."""
+    if not old or old == new:
+        return True
+    try:
+        return Path(old).exists() and Path(new).exists() and os.path.samefile(old, new)
+    except OSError:
+        return False
+
+
+def other_file_exists(old: str, new: str) -> bool:
+    """Whether `old`, a stored post's source, is still a file of its own beside `new`: then two files
+    claim one post id. A source that is no file here (moved, renamed, a paste or an upload) is not."""
+    try:
+        return Path(old).is_file() and not same_source(old, new)
+    except (OSError, ValueError):
+        return False
 
 
 def _write_or_isolate(
@@ -383,8 +440,10 @@ def ingest_paths(
     progress: Progress | None = None,
     force: bool = False,
     llm: LLMPrepOptions | None = None,
+    replace: bool = False,
 ) -> IngestReport:
     parsed = parse_paths(paths, collection=collection)
+    names = ", ".join(str(p) for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     return ingest_posts(
         parsed.posts,
         settings,
@@ -395,6 +454,8 @@ def ingest_paths(
         warnings=parsed.warnings,
         force=force,
         llm=llm,
+        replace=replace,
+        label=f"ingest of {names}",
     )
 
 
@@ -414,6 +475,7 @@ def edit_chunk(
     store = store or Store(settings.data_dir)
     embedder = embedder or embedder_for_store(settings, store.model_id())
     store.check_model(embedder.model_id)
+    before = store.versions()
     row = store.get_chunk(chunk_id)
     if row is None:
         raise ValueError(f"no chunk with id {chunk_id!r}")
@@ -445,4 +507,5 @@ def edit_chunk(
             f"chunk {chunk_id!r} changed while it was being edited (re-ingested or edited elsewhere); "
             "reload it and edit again"
         )
+    store.log_change(f"edit of chunk {chunk_id}", before, [row["post_id"]])
     return store.get_chunk(chunk_id) or {}

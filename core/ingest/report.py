@@ -47,6 +47,7 @@ class IngestReport:
     seconds: float = 0.0
     llm: LLMStats | None = None  # requests, cache hits and tokens of the LLM preparation, when it ran
     notes: list[str] = field(default_factory=list)  # e.g. which embedder a new table got, and why
+    change_id: str | None = None  # the change log's id of what this ingest wrote (core/store/changes.py)
 
     def count(self, status: str) -> int:
         return sum(1 for o in self.outcomes if o.status == status)
@@ -92,4 +93,5 @@ class IngestReport:
             ),
             **({"llm": self.llm.to_json()} if self.llm is not None else {}),
             **({"notes": self.notes} if self.notes else {}),
+            **({"change_id": self.change_id} if self.change_id else {}),
         }

@@ -211,7 +211,7 @@ def collection_vectors(store: Store) -> CollectionVectors:
     table = store.chunks
     if table is None:
         return _EMPTY
-    key = str(store.data_dir.resolve())
+    key = store.key
     # The row count too: undoing a first ingest drops the table, and a new one numbers its versions from 1.
     version = (int(table.version), int(table.count_rows()), store.model_id() or "")
     with _CACHE_LOCK:

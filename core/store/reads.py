@@ -7,6 +7,7 @@ included, which at a million chunks took 6.6 s and 6.7 GB on every ingest, uncha
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,8 @@ from core.store.schema import (
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from core.config import DataUri
+
 
 def scan(table: Any, columns: Sequence[str], where: str | None = None) -> pa.Table:
     """These columns of every row (matching `where`), reading no other column from disk."""
@@ -46,7 +49,8 @@ def scan(table: Any, columns: Sequence[str], where: str | None = None) -> pa.Tab
 class Reads:
     """Mixed into Store (core/store/tables.py), which provides `_open` and `chunks`."""
 
-    data_dir: Path
+    data_dir: Path | DataUri
+    key: str  # core.config.data_dir_key of data_dir
 
     def _open(self, name: str) -> Any | None:  # pragma: no cover - Store's
         raise NotImplementedError
@@ -80,14 +84,15 @@ class Reads:
         table = self._open(POSTS)
         if table is None:
             return {}
-        posts = scan(table, ["post_id", "content_hash", "n_chunks"])
+        posts = scan(table, ["post_id", "content_hash", "n_chunks", "source"])
         counts = self.chunk_counts()
         return {
-            post_id: PostState(content_hash, n_chunks, counts.get(post_id, 0))
-            for post_id, content_hash, n_chunks in zip(
+            post_id: PostState(content_hash, n_chunks, counts.get(post_id, 0), source or "")
+            for post_id, content_hash, n_chunks, source in zip(
                 posts["post_id"].to_pylist(),
                 posts["content_hash"].to_pylist(),
                 posts["n_chunks"].to_pylist(),
+                posts["source"].to_pylist(),
                 strict=True,
             )
         }
@@ -193,6 +198,8 @@ class Reads:
         if table is None or table.count_rows() == 0:
             return pa.table({c: pa.array([], pa.string()) for c in columns}), np.zeros((0, 0), np.float32)
         rows = scan(table, [*columns, "vector"], sql_in("collection", collections) if collections else None)
+        posts = post_ids_of(self.key, self._open(POSTS))
+        rows = rows.filter(pc.is_in(rows["post_id"], pa.array(sorted(posts), pa.string())))  # no orphans
         dim = rows.schema.field("vector").type.list_size
         flat = rows["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
         return rows.select(columns), np.asarray(flat, dtype=np.float32).reshape(-1, dim)
@@ -206,9 +213,9 @@ class Reads:
         table = self.chunks
         if table is None:
             return []
-        held = held_table(str(self.data_dir.absolute()), table)
+        held = held_table(self.key, table)
         if held is not None:  # small: its vectors are in memory (core/store/memory.py)
-            return held.search(vector, limit, collections)
+            return self._served(held.search(vector, limit, collections))
 
         def query() -> Any:
             built = tuned(
@@ -219,7 +226,7 @@ class Reads:
                 built = built.where(sql_in("collection", collections), prefilter=True)
             return built
 
-        return hit_rows(table, query, ["_distance"])
+        return self._served(hit_rows(table, query, ["_distance"]))
 
     def warm_up(self) -> None:
         """Load what a process's first search needs: the vector index (≈ 1.1 s at a million chunks, on the
@@ -245,7 +252,7 @@ class Reads:
         if table is None:
             return best
         vector = np.asarray(vector, dtype=np.float32)
-        held = held_table(str(self.data_dir.absolute()), table)
+        held = held_table(self.key, table)
         for name in collections:
             if held is not None:
                 rows = held.search(vector, 1, [name])
@@ -280,9 +287,42 @@ class Reads:
                     built = built.where(sql_in("collection", collections), prefilter=True)
                 return built
 
-            return hit_rows(table, query, ["vector", "_score"])
+            rows = hit_rows(table, query, ["vector", "_score"])
         except Exception as exc:  # LanceDB raises ValueError/RuntimeError/OSError variously
             raise KeywordSearchError(f"keyword search failed: {exc}") from exc
+        return self._served(rows)
+
+    # Orphans -----------------------------------------------------------------------------------
+
+    def _served(self, rows: list[dict]) -> list[dict]:
+        """The hits whose post has a row: chunks left without one (a write cut off between the two
+        tables, then the post's file removed) are never served."""
+        posts = post_ids_of(self.key, self._open(POSTS))
+        return [row for row in rows if row["post_id"] in posts]
+
+    def orphan_posts(self) -> list[str]:
+        """Post ids that have chunks but no post row."""
+        posts = post_ids_of(self.key, self._open(POSTS))
+        return sorted(set(self.chunk_counts()) - posts)
+
+
+_POST_IDS: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
+_POST_IDS_LOCK = threading.Lock()
+
+
+def post_ids_of(where: str, table: Any | None) -> frozenset[str]:
+    """The post ids stored in the posts table of data dir `where`, read once per table version."""
+    if table is None:
+        return frozenset()
+    key = (int(table.version), int(table.count_rows()))  # a re-created table numbers versions from 1
+    with _POST_IDS_LOCK:
+        cached = _POST_IDS.get(where)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    ids = frozenset(scan(table, ["post_id"])["post_id"].to_pylist())
+    with _POST_IDS_LOCK:
+        _POST_IDS[where] = (key, ids)
+    return ids
 
 
 def payload_columns(table: Any) -> list[str]:

@@ -153,6 +153,7 @@ class PostState:
     content_hash: str
     recorded: int  # chunks the post row says it has
     stored: int  # chunks actually in the chunks table
+    source: str = ""  # the file (or paste, upload) the stored post was read from
 
     def is_current(self, content_hash: str) -> bool:
         # A count mismatch means an interrupted delete or write: redo the post.

@@ -35,8 +35,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from core.config import as_data_dir
+from core.config import as_data_dir, data_dir_key
+from core.store.changes import ChangeLog
 from core.store.commit import CommitConflictError, retry_commit
+from core.store.faults import crash_point
 from core.store.index import ensure_collection_index, ensure_fts_index, ensure_vector_index, has_fts_index
 from core.store.location import connect
 from core.store.reads import Reads, scan
@@ -60,7 +62,7 @@ from core.store.schema import (
 )
 
 
-class Store(Reads):
+class Store(Reads, ChangeLog):
     def __init__(self, data_dir: str | Path, read_consistency_seconds: float = 0.0):
         """`data_dir`: a folder or an object-storage URI (core/store/location.py).
 
@@ -70,6 +72,7 @@ class Store(Reads):
         themselves at most that long after another process's commit, and are reopened that often (so a
         table another process dropped or re-created is seen too)."""
         self.data_dir = as_data_dir(data_dir)
+        self.key = data_dir_key(self.data_dir)  # for per-process caches of this data directory
         self.read_consistency_seconds = max(0.0, float(read_consistency_seconds))
         self.db = connect(self.data_dir, self.read_consistency_seconds)
         self._handles: dict[str, tuple[float, Any]] = {}
@@ -187,6 +190,7 @@ class Store(Reads):
             retry_commit(
                 "write the chunks", lambda p=posts, c=chunks: self._merge_chunks(p, c, model_id, dim)
             )
+            crash_point("ingest:chunks-written")
             retry_commit("write the post rows", lambda p=posts: self._merge_posts(p))
             pending = self._overwritten(posts, chunks)
             if not pending:
@@ -253,7 +257,7 @@ class Store(Reads):
         """Replace the whole chunks table in one commit, e.g. re-embedded with another model.
 
         An overwrite is a new version of the same table (LanceDB OSS cannot rename tables), so a
-        crash before it leaves the old table as it was, and undo can still go back.
+        crash before it leaves the old table as it was.
         """
         schema = chunks_schema(dim, model_id)
         data = pa.Table.from_pylist(with_derived(chunk_rows), schema=schema)
@@ -286,18 +290,34 @@ class Store(Reads):
 
         return retry_commit("save the chunk", update)
 
-    def delete_posts(self, post_ids: Sequence[str]) -> int:
-        """Delete posts and their chunks; returns how many of the ids existed."""
+    def delete_posts(self, post_ids: Sequence[str], label: str | None = None) -> int:
+        """Delete posts and their chunks, logged as one change (`label`, for undo); returns how many of
+        the ids existed (as a post row, or as chunks left without one)."""
         if not post_ids:
             return 0
+        before = self.versions()
         existing = {row["post_id"] for row in self.list_posts()} & set(post_ids)
+        orphans = set(post_ids) & set(self.chunk_counts())  # chunks without a post row go too
         where = sql_in("post_id", post_ids)
         # Chunks first: if we die in between, the post row remains with no chunks and a later
         # ingest sees the count mismatch and rebuilds it.
         if self.chunks is not None:
             retry_commit("delete the chunks", lambda: self.chunks.delete(where))
         retry_commit("delete the posts", lambda: self.posts.delete(where))
-        return len(existing)
+        touched = sorted(existing | orphans)
+        self.log_change(
+            label or f"deletion of {len(touched)} post{'s' * (len(touched) != 1)}", before, touched
+        )
+        return len(touched)
+
+    def remove_orphans(self) -> list[str]:
+        """Delete the chunks that have no post row (a write cut off between the two tables; they are
+        never served); returns those post ids."""
+        orphans = self.orphan_posts()
+        if orphans and self.chunks is not None:
+            where = sql_in("post_id", orphans)
+            retry_commit("remove chunks without a post", lambda: self.chunks.delete(where))
+        return orphans
 
     def optimize(self) -> None:
         """Compact small commits (thousands of them slow search ~20×) and bring the indices up to date.
@@ -339,7 +359,7 @@ class Store(Reads):
         table = self._add_derived(table)
         ensure_fts_index(table)
 
-    # Versions (undo) ---------------------------------------------------------------------------
+    # Versions (undo: core/store/changes.py) ------------------------------------------------------
 
     def versions(self) -> Versions:
         chunks, posts = self.chunks, self._open(POSTS)
@@ -347,18 +367,6 @@ class Store(Reads):
         return Versions(
             chunks.version if chunks is not None else None, posts.version if posts is not None else None
         )
-
-    def restore(self, versions: Versions) -> None:
-        """Put both tables back to the given versions (a new commit; history is kept)."""
-        for name, version in ((CHUNKS, versions.chunks), (POSTS, versions.posts)):
-            table = self._open(name)
-            if table is None:
-                continue
-            if version is None:
-                self._handles.pop(name, None)
-                self.db.drop_table(name)
-            else:
-                retry_commit("undo", lambda name=name, version=version: self._open(name).restore(version))
 
 
 # Rounds of write-then-read-back in replace_posts before giving up on posts other writers keep replacing.

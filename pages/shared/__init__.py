@@ -8,7 +8,6 @@ from __future__ import annotations
 from pages.shared.entry import through_entry
 from pages.shared.ingesting import (
     parse_uploads,
-    remember_undo,
     rewrite_frame,
     run_ingestion,
     show_llm_usage,
@@ -66,7 +65,6 @@ __all__ = [
     "parse_uploads",
     "place_in_line_message",
     "plural",
-    "remember_undo",
     "require_owner",
     "rewrite_frame",
     "run_ingestion",

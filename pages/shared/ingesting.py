@@ -12,31 +12,38 @@ from core.config import Settings
 from core.ingest import IngestReport, ingest_posts
 from core.models import ParseError, ParseResult, Post
 from core.parse import parse_bytes
-from core.store import Store, Versions
-from pages.shared.state import KNOWN_ERRORS, UNDO_KEY, flash, get_embedder_cached, get_store, owner_unlocked
+from core.store import UndoRefused
+from pages.shared.state import KNOWN_ERRORS, flash, get_embedder_cached, get_store, owner_unlocked
 from pages.shared.text import md_escape, plural
 
 
-def remember_undo(store: Store, before: Versions, label: str) -> None:
-    if store.versions() != before:
-        st.session_state[UNDO_KEY] = (before, label)
-
-
 def undo_button(settings: Settings) -> None:
-    """'Undo last change' for this session's last ingestion, re-ingestion, deletion or chunk edit."""
-    saved = st.session_state.get(UNDO_KEY)
-    if not saved or not owner_unlocked():
+    """'Undo last change' for the newest change in the table's change log (an ingestion, re-ingestion,
+    deletion or chunk edit, from the app or the command line), so it survives a reload."""
+    if not owner_unlocked():
         return
-    versions, label = saved
-    help_text = "Puts both tables back as they were before it; changes made since (by anyone) are undone too."
-    if st.button(f"Undo last change ({label})", help=help_text, key="undo_last"):
+    store = get_store(settings)
+    try:
+        change = next((c for c in store.changes(limit=10) if not c.undone), None)
+    except KNOWN_ERRORS:
+        return
+    if change is None:
+        return
+    when = change.at[:16].replace("T", " ")
+    help_text = (
+        f"Made {when} UTC. Puts back only the posts this change touched, as they were before it. "
+        "Refused when anything has changed those posts since, so nobody's later work is lost."
+    )
+    if st.button(f"Undo last change ({change.label})", help=help_text, key="undo_last"):
         try:
-            get_store(settings).restore(versions)
+            store.undo(change.change_id)
+        except UndoRefused as exc:
+            st.warning(f"Not undone: {md_escape(exc)}")
+            return
         except KNOWN_ERRORS as exc:
             st.error(f"Undo failed: {md_escape(exc)}")
             return
-        del st.session_state[UNDO_KEY]
-        flash(f"Undone: {label}.")
+        flash(f"Undone: {change.label}.")
         st.rerun()
 
 
@@ -50,7 +57,7 @@ def run_ingestion(
     label: str = "ingestion",
     llm: Any = None,
 ) -> IngestReport | None:
-    """Ingest under st.status with a progress bar; remembers the versions before it for undo.
+    """Ingest under st.status with a progress bar, logged as one change (`label`) for undo.
 
     `llm` (core.prepare.LLMPrepOptions) turns on the LLM preparation stages.
     """
@@ -58,7 +65,6 @@ def run_ingestion(
         store = get_store(settings)
         # A table not created yet: let ingest pick the default for its posts' language (core/embed/).
         embedder = get_embedder_cached(settings) if store.model_id() else None
-        before = store.versions()
     except KNOWN_ERRORS as exc:
         st.error(f"Cannot ingest: {md_escape(exc)}")
         return None
@@ -81,6 +87,7 @@ def run_ingestion(
                 warnings=warnings,
                 force=force,
                 llm=llm,
+                label=label,
             )
         except KNOWN_ERRORS as exc:
             status.update(label="Ingestion failed", state="error")
@@ -88,7 +95,6 @@ def run_ingestion(
         else:
             state = "complete" if report.ok else "error"
             status.update(label=f"Ingested: {report.summary()}", state=state, expanded=False)
-    remember_undo(store, before, label)
     if report is not None:
         st.session_state["last_report"] = report
     return report

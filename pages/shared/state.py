@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from core.config import ConfigError, Settings
+from core.config import ConfigError, Settings, data_dir_key
 from core.embed import Embedder, EmbedError, embedder_for_store
 from core.llm import LLMError, describe_llm
 from core.serve import DEFAULT_QUESTIONS_PER_MINUTE, LoginThrottle, PasswordGate, RateLimiter
@@ -38,7 +38,6 @@ ADVANCED_KEYS = tuple(f"adv_{name}" for name in ADVANCED)
 
 GATE_KEY = "owner_gate"
 LIMITER_KEY = "question_limiter"
-UNDO_KEY = "undo"
 FLASH_KEY = "flash"
 
 
@@ -123,7 +122,7 @@ def _store(data_dir: str, read_consistency_seconds: float) -> Store:
 def get_store(settings: Settings) -> Store:
     """One LanceDB connection per data directory and process; reads see other processes' commits within
     `read_consistency_seconds` (0: at once)."""
-    return _store(str(settings.data_dir.expanduser().resolve()), float(settings.read_consistency_seconds))
+    return _store(data_dir_key(settings.data_dir), float(settings.read_consistency_seconds))
 
 
 @st.cache_resource(show_spinner=False)

@@ -1,0 +1,358 @@
+"""The change log and undo: what each write (an ingest, a deletion, a chunk edit) touched, so that one
+change can be undone alone.
+
+Undo puts back only the posts a change touched, as they were in the table versions the change started
+from (LanceDB keeps old versions until `optimize()` cleans up those older than a week), and only while
+nothing since has changed those posts: another writer's later work is never rolled back. Whether a
+post changed is told by its fingerprint (its content hash and its chunks' ids and embed hashes), taken
+when the change is logged and compared at undo time, so it holds for writers that log nothing too.
+
+Undo writes the post rows first, then the chunks. A cut in between leaves old post rows over new chunks:
+the next ingest of those files sees a content hash that is not theirs and rebuilds them, and chunks
+whose post row is gone are orphans, never served and removed by the next ingest (`remove_orphans`).
+A cut undo can also simply be run again: a post already put back counts as unchanged.
+
+The log is a third table beside `chunks` and `posts`, so replicas on object storage share it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+
+from core.store.commit import retry_commit
+from core.store.faults import crash_point
+from core.store.reads import scan
+from core.store.schema import (
+    CHUNKS,
+    DERIVED_SQL,
+    POSTS,
+    POSTS_SCHEMA,
+    StoreError,
+    Versions,
+    sql_in,
+    sql_str,
+    with_derived,
+)
+
+CHANGES = "changes"
+CHANGES_SCHEMA = pa.schema(
+    [
+        pa.field("change_id", pa.string(), nullable=False),
+        pa.field("at", pa.string()),  # ISO 8601, UTC, to the microsecond
+        pa.field("label", pa.string()),  # for people: "ingest of 3 posts", "deletion of 1 post"
+        pa.field("post_ids", pa.list_(pa.string())),
+        pa.field("chunks_version", pa.int64()),  # before the change; null: the table did not exist
+        pa.field("posts_version", pa.int64()),
+        pa.field("after", pa.string()),  # JSON {post_id: fingerprint or null} right after the change
+        pa.field("undone_at", pa.string()),
+    ]
+)
+# Ids per SQL `IN (…)` filter: one filter per batch keeps each query's text small.
+_ID_BATCH = 500
+
+
+class UndoRefused(StoreError):
+    """Undo would roll back later work (or the versions it needs are gone); the message names what."""
+
+
+@dataclass(frozen=True)
+class Change:
+    change_id: str
+    at: str
+    label: str
+    post_ids: tuple[str, ...]
+    before: Versions
+    after: dict[str, str | None]
+    undone_at: str | None = None
+
+    @property
+    def undone(self) -> bool:
+        return self.undone_at is not None
+
+    def to_json(self) -> dict:
+        return {
+            "change_id": self.change_id,
+            "at": self.at,
+            "label": self.label,
+            "posts": list(self.post_ids),
+            "undone_at": self.undone_at,
+        }
+
+    @classmethod
+    def from_row(cls, row: dict) -> Change:
+        return cls(
+            row["change_id"],
+            row["at"] or "",
+            row["label"] or "",
+            tuple(row["post_ids"] or ()),
+            Versions(row["chunks_version"], row["posts_version"]),
+            json.loads(row["after"] or "{}"),
+            row["undone_at"],
+        )
+
+
+@dataclass(frozen=True)
+class Undone:
+    change: Change
+    restored: list[str]  # posts put back as they were
+    removed: list[str]  # posts the change had added, now gone again
+
+
+def fingerprint(content_hash: str | None, chunks: Iterable[tuple[str, str]]) -> str | None:
+    """A post's state in one string, `<row part>:<chunks part>`: its row's content hash and its chunks
+    (id, embed hash), each hashed; None for a post with neither a row nor chunks."""
+    pairs = sorted(chunks)
+    if content_hash is None and not pairs:
+        return None
+    row = hashlib.sha256((content_hash or "-").encode()).hexdigest()[:16]
+    digest = hashlib.sha256()
+    for chunk_id, embed_hash in pairs:
+        digest.update(f"\0{chunk_id}\0{embed_hash or ''}".encode())
+    return f"{row}:{digest.hexdigest()[:16]}"
+
+
+def unchanged_since(now: str | None, after: str | None, before: str | None) -> bool:
+    """Whether a post is as a change left it, or (part or whole) as it was before the change: each of
+    its two parts (core/store/changes.fingerprint) is the change's or the earlier one. An undo cut off
+    between its writes leaves the row put back and the chunks not yet, and can then be run again."""
+    if now in (after, before):
+        return True
+    if now is None or after is None or before is None:
+        return False
+    return all(
+        part in (a, b) for part, a, b in zip(now.split(":"), after.split(":"), before.split(":"), strict=True)
+    )
+
+
+def _batches(ids: Sequence[str]) -> Iterable[list[str]]:
+    for start in range(0, len(ids), _ID_BATCH):
+        yield list(ids[start : start + _ID_BATCH])
+
+
+def _rows_of(table: Any | None, post_ids: Sequence[str], columns: Sequence[str]) -> list[dict]:
+    if table is None or not post_ids:
+        return []
+    rows: list[dict] = []
+    for batch in _batches(sorted(set(post_ids))):
+        rows.extend(scan(table, columns, sql_in("post_id", batch)).to_pylist())
+    return rows
+
+
+class ChangeLog:
+    """Mixed into Store (core/store/tables.py), which provides `db`, `_open`, `chunks` and `posts`."""
+
+    db: Any
+    _handles: dict
+
+    def _open(self, name: str) -> Any | None:  # pragma: no cover - Store's
+        raise NotImplementedError
+
+    # Fingerprints --------------------------------------------------------------------------------
+
+    def fingerprints(
+        self, post_ids: Sequence[str], versions: Versions | None = None
+    ) -> dict[str, str | None]:
+        """Each post's fingerprint now, or at `versions` (a None version: that table did not exist)."""
+        posts = self._table_at(POSTS, versions.posts if versions else -1)
+        chunks = self._table_at(CHUNKS, versions.chunks if versions else -1)
+        hashes = {
+            r["post_id"]: r["content_hash"] for r in _rows_of(posts, post_ids, ["post_id", "content_hash"])
+        }
+        pairs: dict[str, list[tuple[str, str]]] = {}
+        for row in _rows_of(chunks, post_ids, ["post_id", "chunk_id", "embed_hash"]):
+            pairs.setdefault(row["post_id"], []).append((row["chunk_id"], row["embed_hash"]))
+        return {p: fingerprint(hashes.get(p), pairs.get(p, [])) for p in post_ids}
+
+    def _table_at(self, name: str, version: int | None) -> Any | None:
+        """The table now (version -1), at an older version (a handle of its own), or None."""
+        if version is None:
+            return None
+        if version == -1:
+            return self._open(name)
+        try:
+            table = self.db.open_table(name)
+        except ValueError:
+            return None
+        try:
+            table.checkout(int(version))
+        except Exception as exc:  # lance raises ValueError/RuntimeError/OSError variously
+            raise UndoRefused(
+                f"the {name} table's version {version} is gone (old versions are cleaned up after a "
+                "week), so this change can no longer be undone"
+            ) from exc
+        return table
+
+    # The log -------------------------------------------------------------------------------------
+
+    def log_change(self, label: str, before: Versions, post_ids: Iterable[str]) -> Change | None:
+        """Record that a change which started at `before` touched these posts (None when it touched
+        none). Call it once the change's writes are done."""
+        ids = tuple(dict.fromkeys(post_ids))
+        if not ids:
+            return None
+        change = Change(
+            uuid.uuid4().hex[:12],
+            datetime.now(UTC).isoformat(timespec="microseconds"),  # orders changes made in one second
+            label,
+            ids,
+            before,
+            self.fingerprints(ids),
+        )
+        row = {
+            "change_id": change.change_id,
+            "at": change.at,
+            "label": label,
+            "post_ids": list(ids),
+            "chunks_version": before.chunks,
+            "posts_version": before.posts,
+            "after": json.dumps(change.after),
+            "undone_at": None,
+        }
+        retry_commit(
+            "log the change", lambda: self._changes_table().add(pa.Table.from_pylist([row], CHANGES_SCHEMA))
+        )
+        return change
+
+    def _changes_table(self) -> Any:
+        table = self._open(CHANGES)
+        if table is None:
+            table = retry_commit(
+                "create the change log",
+                lambda: self.db.create_table(CHANGES, schema=CHANGES_SCHEMA, exist_ok=True),
+            )
+        return table
+
+    def changes(self, limit: int | None = 20) -> list[Change]:
+        """Logged changes, newest first (at most `limit`)."""
+        table = self._open(CHANGES)
+        if table is None:
+            return []
+        rows = [Change.from_row(r) for r in scan(table, CHANGES_SCHEMA.names).to_pylist()]
+        rows.sort(key=lambda c: c.at, reverse=True)
+        return rows[:limit] if limit else rows
+
+    def get_change(self, change_id: str) -> Change | None:
+        table = self._open(CHANGES)
+        if table is None:
+            return None
+        rows = scan(table, CHANGES_SCHEMA.names, f"change_id = {sql_str(change_id)}").to_pylist()
+        return Change.from_row(rows[0]) if rows else None
+
+    # Undo ----------------------------------------------------------------------------------------
+
+    def undo(self, change_id: str | None = None) -> Undone:
+        """Undo one change (by default the newest one not undone yet): its posts go back to how they
+        were before it. Refused (UndoRefused, naming them) when any of its posts changed since."""
+        change = self._undoable(change_id)
+        now = self.fingerprints(change.post_ids)
+        before = self.fingerprints(change.post_ids, change.before)
+        moved = [p for p in change.post_ids if not unchanged_since(now[p], change.after.get(p), before[p])]
+        if moved:
+            raise UndoRefused(self._refusal(change, moved))
+        self._put_back(change)
+        crash_point("undo:chunks-written")
+        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        retry_commit(
+            "mark the change undone",
+            lambda: self._changes_table().update(
+                where=f"change_id = {sql_str(change.change_id)}", values={"undone_at": stamp}
+            ),
+        )
+        restored = [p for p in change.post_ids if before[p] is not None]
+        removed = [p for p in change.post_ids if before[p] is None]
+        return Undone(change, restored, removed)
+
+    def _undoable(self, change_id: str | None) -> Change:
+        if change_id is None:
+            pending = [c for c in self.changes(limit=None) if not c.undone]
+            if not pending:
+                raise UndoRefused("there is no change to undo")
+            return pending[0]
+        change = self.get_change(change_id)
+        if change is None:
+            raise UndoRefused(f"no change with id {change_id!r} (see: inkwell changes)")
+        if change.undone:
+            raise UndoRefused(
+                f"change {change_id} ({change.label}) was undone already, at {change.undone_at}"
+            )
+        return change
+
+    def _refusal(self, change: Change, moved: list[str]) -> str:
+        touched = set(moved)
+        later = [
+            c
+            for c in self.changes(limit=None)
+            if c.at >= change.at
+            and c.change_id != change.change_id
+            and not c.undone
+            and touched & set(c.post_ids)
+        ]
+        names = ", ".join(map(repr, moved[:5])) + (f" and {len(moved) - 5} more" if len(moved) > 5 else "")
+        if later:
+            by = "; ".join(f"{c.change_id} ({c.label}, {c.at})" for c in later[:5])
+            return (
+                f"cannot undo {change.label}: {names} changed since, by {by}; undo those first, or leave it"
+            )
+        return (
+            f"cannot undo {change.label}: {names} changed since (by another writer); undoing would lose that"
+        )
+
+    def _put_back(self, change: Change) -> None:
+        """Post rows first, then chunks (see the module docstring for why that order)."""
+        ids = list(change.post_ids)
+        where = sql_in("post_id", ids)
+        old_posts = _rows_of(self._table_at(POSTS, change.before.posts), ids, POSTS_SCHEMA.names)
+
+        def write_posts() -> None:
+            table = self._open(POSTS)
+            if table is None:
+                return
+            if old_posts:
+                data = pa.Table.from_pylist(old_posts, schema=POSTS_SCHEMA)
+                (
+                    table.merge_insert("post_id")
+                    .when_matched_update_all()
+                    .when_not_matched_insert_all()
+                    .when_not_matched_by_source_delete(where)
+                    .execute(data)
+                )
+            else:
+                table.delete(where)
+
+        retry_commit("undo: put back the post rows", write_posts)
+        crash_point("undo:posts-written")
+
+        old_table = self._table_at(CHUNKS, change.before.chunks)
+        current = self._open(CHUNKS)
+        if current is None:
+            return
+        columns = [c for c in current.schema.names if c not in DERIVED_SQL]
+        if old_table is not None:
+            columns = [c for c in columns if c in old_table.schema.names]
+        old_chunks = with_derived(_rows_of(old_table, ids, columns))
+
+        def write_chunks() -> None:
+            table = self._open(CHUNKS)
+            if table is None:
+                return
+            if old_chunks:
+                data = pa.Table.from_pylist(old_chunks, schema=table.schema)
+                (
+                    table.merge_insert("chunk_id")
+                    .when_matched_update_all()
+                    .when_not_matched_insert_all()
+                    .when_not_matched_by_source_delete(where)
+                    .execute(data)
+                )
+            else:
+                table.delete(where)
+
+        retry_commit("undo: put back the chunks", write_chunks)

@@ -1,0 +1,350 @@
+"""Every command on every storage backend: the whole-command tests run against a local folder and against
+the loopback S3 server (moto, tests/s3_server.py), on the demo blog's three collections.
+
+Commands run through the real click entry point in this process (CliRunner), so the vectors come from
+the hash embedding server on 127.0.0.1 (tests/writers_support.py) and the answer model is a scripted
+OpenAI-compatible server there too: the storage paths are the same with any embedder, and nothing but
+the table's location changes between the two runs of each test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner, Result
+
+from tests.conftest import DEMO
+from tests.servers import Reply, ScriptedOpenAIServer
+from tests.writers_support import EMBED_MODEL, hash_vector, paragraphs, post, write_posts
+
+BACKENDS = ("local", "s3")
+# Every command of the CLI, each exercised below on both backends; a command added later must be added
+# here, with a test, or test_every_command_is_run_on_every_backend fails.
+COMMANDS = {
+    "ask",
+    "changes",
+    "chunks list",
+    "chunks show",
+    "clean",
+    "doctor",
+    "eval",
+    "export",
+    "import",
+    "info",
+    "ingest",
+    "posts",
+    "posts delete",
+    "posts list",
+    "posts show",
+    "reembed",
+    "route",
+    "search",
+    "undo",
+}
+ANSWER = "I buy almost all my wood at Dunmore Brothers Sawmill in Pelham Falls."
+QUESTION = "how do you pick wood at the sawmill"
+
+
+def respond(body: dict) -> Reply:
+    """Embeddings: the hash vectors; chat: one sentence of the demo blog."""
+    if "messages" in body:
+        return Reply(chat_text=ANSWER)
+    return Reply(vectors=[hash_vector(t) for t in body.get("input") or []])
+
+
+@pytest.fixture(scope="module")
+def model_server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer() as server:
+        server.responder = respond
+        yield server
+
+
+@pytest.fixture(scope="module")
+def s3_server():
+    pytest.importorskip("moto", reason="moto[server] (requirements-dev.txt) runs the S3 test server")
+    from tests.s3_server import S3Server
+
+    with S3Server() as server:
+        yield server
+
+
+@dataclass
+class Backend:
+    name: str
+    env: dict[str, str]
+    root: str  # a folder, or an s3:// prefix
+    local: Path  # side files (reply cache, routing rules) and posts folders
+
+    def table(self, name: str) -> str:
+        """A data directory of its own on this backend."""
+        return f"{self.root}/{name}-{uuid.uuid4().hex[:8]}"
+
+    def cli(self, *args: str, data_dir: str, ok: bool = True, input: str | None = None) -> Result:
+        from core.cli import main
+
+        result = CliRunner().invoke(
+            main, [*args], env={**self.env, "INKWELL_DATA_DIR": data_dir}, input=input
+        )
+        if ok:
+            assert result.exit_code == 0, (args, result.output, result.stderr, result.exception)
+        return result
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def backend(request, model_server, tmp_path_factory) -> Backend:
+    local = tmp_path_factory.mktemp(f"backend-{request.param}")
+    env = {
+        "INKWELL_EMBED_BACKEND": "openai",
+        "INKWELL_EMBED_BASE_URL": model_server.base_url,
+        "INKWELL_EMBED_MODEL": EMBED_MODEL,
+        "OPENAI_BASE_URL": model_server.base_url,
+        "OPENAI_API_KEY": "sk-test",
+        "INKWELL_MAX_RETRIES": "0",
+        "INKWELL_LOCAL_DIR": str(local / "home"),
+    }
+    if request.param == "local":
+        return Backend("local", env, str(local / "tables"), local)
+    s3 = request.getfixturevalue("s3_server")
+    return Backend("s3", {**env, **s3.env}, s3.uri(f"backends-{uuid.uuid4().hex[:6]}"), local)
+
+
+@pytest.fixture(scope="module")
+def demo(backend: Backend) -> str:
+    """The demo blog (20 posts in three collections) ingested once per backend; tests here only read it."""
+    data_dir = backend.table("demo")
+    result = backend.cli("ingest", "--json", str(DEMO / "posts"), data_dir=data_dir)
+    report = json.loads(result.stdout)
+    assert report["new"] == 20 and report["failed"] == 0, report
+    return data_dir
+
+
+def lines_json(result: Result) -> list[dict]:
+    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+# Reading commands on the demo table -----------------------------------------------------------------------
+
+
+def test_info_lists_the_three_collections(backend, demo):
+    info = json.loads(backend.cli("info", "--json", data_dir=demo).stdout)
+    assert info["posts"] == 20 and info["chunks"] > 20
+    assert info["collections"] == ["books", "projects", "writings"]
+    assert info["data_dir"] == (demo if backend.name == "s3" else str(Path(demo).resolve()))
+
+
+def test_search_routes_between_collections_in_every_mode(backend, demo):
+    """Routing reads each collection's nearest chunk: the path that failed on s3:// (issue #31)."""
+    for mode in ("hybrid", "dense", "fts"):
+        found = json.loads(backend.cli("search", "--json", "--mode", mode, QUESTION, data_dir=demo).stdout)
+        assert found["hits"], (mode, found)
+    only = json.loads(
+        backend.cli(
+            "search", "--json", "--collection", "books", "--mode", "dense", QUESTION, data_dir=demo
+        ).stdout
+    )
+    assert only["hits"] and {h["collection"] for h in only["hits"]} == {"books"}
+    decision = json.loads(backend.cli("route", "--json", QUESTION, data_dir=demo).stdout)
+    assert set(decision) >= {"status", "collections", "guess"}, decision
+
+
+def test_ask_in_each_answer_mode(backend, demo, model_server):
+    extractive = json.loads(
+        backend.cli("ask", "--json", "--answer-mode", "extractive", QUESTION, data_dir=demo).stdout
+    )
+    assert extractive["answer_mode"] == "extractive" and extractive["sentences"]
+    text = {s["post_id"]: s["text"] for s in extractive["sentences"]}
+    assert all(sentence in extractive["answer"] for sentence in text.values())
+    for mode in ("generative", "auto"):
+        before = len(model_server.chat_requests)
+        reply = json.loads(
+            backend.cli("ask", "--json", "--answer-mode", mode, QUESTION, data_dir=demo).stdout
+        )
+        assert reply["answer"], (mode, reply)
+        if reply["answer_mode"] == "generative":
+            assert len(model_server.chat_requests) > before  # the model was asked, over HTTP
+
+
+def test_posts_and_chunks_commands(backend, demo):
+    posts = lines_json(backend.cli("posts", "list", "--json", data_dir=demo))
+    assert len(posts) == 20 and {p["collection"] for p in posts} == {"books", "projects", "writings"}
+    first = posts[0]["post_id"]
+    shown = backend.cli("posts", "show", first, data_dir=demo).stdout
+    assert posts[0]["title"] in shown
+    about = lines_json(backend.cli("posts", "--about", QUESTION, "--json", data_dir=demo))
+    assert about and all("post_id" in row for row in about)
+    chunks = lines_json(backend.cli("chunks", "list", "--post", first, "--json", data_dir=demo))
+    assert chunks and {c["post_id"] for c in chunks} == {first}
+    chunk = json.loads(backend.cli("chunks", "show", chunks[0]["chunk_id"], data_dir=demo).stdout)
+    assert chunk["chunk_id"] == chunks[0]["chunk_id"] and chunk["embedded_text"]
+
+
+def test_export_eval_and_clean(backend, demo, tmp_path):
+    exported = tmp_path / "chunks.json"
+    backend.cli("export", str(exported), data_dir=demo)
+    items = json.loads(exported.read_text(encoding="utf-8"))
+    assert len(items) == json.loads(backend.cli("info", "--json", data_dir=demo).stdout)["chunks"]
+    evaluated = backend.cli(
+        "eval",
+        "--queries",
+        str(DEMO / "eval" / "queries.jsonl"),
+        "--qrels",
+        str(DEMO / "eval" / "qrels.tsv"),
+        "--mode",
+        "fts",
+        "--json",
+        data_dir=demo,
+    )
+    assert "ndcg" in evaluated.stdout.lower()
+    cleaned = backend.cli("clean", "--dry-run", data_dir=demo)
+    assert cleaned.exit_code == 0
+    assert json.loads(backend.cli("info", "--json", data_dir=demo).stdout)["posts"] == 20
+
+
+# Writing commands, each on a table of its own ---------------------------------------------------------------
+
+
+def small_blog(backend: Backend, name: str) -> Path:
+    return write_posts(
+        backend.local / name / "essays",
+        {
+            "oak": post("On Oak", paragraphs("oak"), "essays"),
+            "ash": post("On Ash", paragraphs("ash"), "notes"),
+            "elm": post("On Elm", paragraphs("elm"), "projects"),
+        },
+    )
+
+
+def post_ids(backend: Backend, data_dir: str) -> set[str]:
+    return {p["post_id"] for p in lines_json(backend.cli("posts", "list", "--json", data_dir=data_dir))}
+
+
+def test_delete_changes_undo_and_doctor(backend):
+    data_dir = backend.table("undo")
+    folder = small_blog(backend, f"undo-{uuid.uuid4().hex[:6]}")
+    backend.cli("ingest", str(folder), data_dir=data_dir)
+    backend.cli("posts", "delete", "ash", data_dir=data_dir)
+    assert post_ids(backend, data_dir) == {"oak", "elm"}
+    logged = lines_json(backend.cli("changes", "--json", data_dir=data_dir))
+    assert logged[0]["label"].startswith("deletion of 1 post") and logged[0]["posts"] == ["ash"]
+    undone = json.loads(backend.cli("undo", "--json", data_dir=data_dir).stdout)
+    assert undone["undone"] and undone["restored"] == ["ash"]
+    assert post_ids(backend, data_dir) == {"oak", "ash", "elm"}
+    hits = json.loads(
+        backend.cli(
+            "search",
+            "--json",
+            "--mode",
+            "fts",
+            "--no-route",
+            paragraphs("ash").split(".")[0],
+            data_dir=data_dir,
+        ).stdout
+    )
+    assert hits["hits"][0]["post_id"] == "ash"  # its chunks came back with it
+    again = backend.cli("undo", logged[0]["change_id"], data_dir=data_dir, ok=False)
+    assert again.exit_code == 1 and "undone already" in again.stderr
+    assert "nothing to mend" in backend.cli("doctor", data_dir=data_dir).stdout
+
+
+def test_a_chunk_edit_is_undone_alone(backend):
+    from core.config import Settings
+    from core.ingest import edit_chunk
+
+    data_dir = backend.table("edit")
+    folder = small_blog(backend, f"edit-{uuid.uuid4().hex[:6]}")
+    backend.cli("ingest", str(folder), data_dir=data_dir)
+    chunk_id = lines_json(backend.cli("chunks", "list", "--post", "oak", "--json", data_dir=data_dir))[0][
+        "chunk_id"
+    ]
+    environ = {**backend.env, "INKWELL_DATA_DIR": data_dir}
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in environ.items():
+            patch.setenv(name, value)
+        edit_chunk(chunk_id, Settings.load(environ=environ), text="A zebrawood marquetry panel.")
+    # Another post changes after the edit: undoing the edit leaves it alone.
+    write_posts(
+        folder,
+        {"elm": post("On Elm", "Elm is hard to split, which is why hubs were made of it.", "projects")},
+    )
+    backend.cli("ingest", str(folder), data_dir=data_dir)
+    edit = next(
+        c
+        for c in lines_json(backend.cli("changes", "--json", data_dir=data_dir))
+        if c["label"].startswith("edit")
+    )
+    backend.cli("undo", edit["change_id"], data_dir=data_dir)
+    assert (
+        "zebrawood"
+        not in json.loads(backend.cli("chunks", "show", chunk_id, data_dir=data_dir).stdout)["text"]
+    )
+    assert "hubs were made" in backend.cli("posts", "show", "elm", "--raw", data_dir=data_dir).stdout
+
+
+def test_import_and_reembed(backend, demo, tmp_path):
+    exported = tmp_path / "chunks.json"
+    backend.cli("export", str(exported), data_dir=demo)
+    data_dir = backend.table("import")
+    imported = json.loads(backend.cli("import", "--json", str(exported), data_dir=data_dir).stdout)
+    assert imported["new"] == 20 and imported["failed"] == 0
+    backend.cli("reembed", "--embed-model", "hash-embed-2", data_dir=data_dir)
+    info = json.loads(backend.cli("info", "--json", data_dir=data_dir).stdout)
+    assert info["table_embedding_model"] == "openai:hash-embed-2" and info["posts"] == 20
+    env_model = {**backend.env, "INKWELL_EMBED_MODEL": "hash-embed-2"}
+    found = CliRunner().invoke(
+        __import__("core.cli", fromlist=["main"]).main,
+        ["search", "--json", "--mode", "dense", QUESTION],
+        env={**env_model, "INKWELL_DATA_DIR": data_dir},
+    )
+    assert found.exit_code == 0 and json.loads(found.stdout)["hits"], found.output
+
+
+def test_the_same_id_from_another_file_is_refused_without_replace(backend):
+    data_dir = backend.table("same-id")
+    base = backend.local / f"same-{uuid.uuid4().hex[:6]}"
+    one = write_posts(base / "one", {"notes": post("Notes", "Oak splits along the rays, so I rive it.")})
+    two = write_posts(base / "two", {"notes": post("Notes", "Ash bends when steamed; oak does too, less.")})
+    backend.cli("ingest", str(one), data_dir=data_dir)
+    refused = backend.cli("ingest", str(two), data_dir=data_dir, ok=False)
+    assert refused.exit_code == 1
+    assert f"is taken by {one / 'notes.md'}" in refused.stderr and "--replace" in refused.stderr
+    assert (
+        "rive it" in backend.cli("posts", "show", "notes", "--raw", data_dir=data_dir).stdout
+    )  # nothing lost
+    replaced = backend.cli("ingest", "--replace", str(two), data_dir=data_dir)
+    assert f"replaced the post read from {one / 'notes.md'}" in replaced.stderr
+    assert "steamed" in backend.cli("posts", "show", "notes", "--raw", data_dir=data_dir).stdout
+
+
+# The command list itself ------------------------------------------------------------------------------------
+
+
+def command_paths(group: click.Group, prefix: str = "") -> set[str]:
+    paths = set()
+    for name, command in group.commands.items():
+        path = f"{prefix}{name}"
+        if isinstance(command, click.Group):
+            paths |= command_paths(command, f"{path} ")
+            if not command.invoke_without_command:
+                continue  # only a name for its subcommands
+        paths.add(path)
+    return paths
+
+
+def test_every_command_is_run_on_every_backend():
+    """COMMANDS is the CLI's whole command list, and this module runs each one through Backend.cli."""
+    from core.cli import main
+
+    assert command_paths(main) == COMMANDS, (
+        "a command without a backend test (or one removed): update COMMANDS"
+    )
+    source = Path(__file__).read_text(encoding="utf-8")
+    for command in sorted(COMMANDS):
+        words = r",\s*".join(f'"{re.escape(w)}"' for w in command.split())
+        assert re.search(r"\.cli\(\s*" + words + r"\s*,", source), f"no backend test runs `inkwell {command}`"
