@@ -23,6 +23,7 @@ DEFAULT_OPENAI_EMBED_MODEL = "text-embedding-3-small"
 RETRIEVAL_MODES = ("dense", "fts", "hybrid")
 FUSIONS = ("score", "rrf")
 RERANKERS = ("none", "llm", "cross-encoder")
+MODEL_RERANKERS = ("llm",)  # rerankers that send requests to the chat model (the owner's budget)
 ROUTINGS = ("auto", "off")
 # core/answer/reply.py: the author's own sentences, a generated answer, or "auto" (by the answer model).
 ANSWER_MODES = ("auto", "extractive", "generative")

@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from core.config import ConfigError, Settings
+from core.config import MODEL_RERANKERS, ConfigError, Settings
 from core.embed import Embedder, EmbedError, embedder_for_store
 from core.llm import LLMError, describe_llm
 from core.serve import DEFAULT_QUESTIONS_PER_MINUTE, LoginThrottle, PasswordGate, RateLimiter
@@ -224,6 +224,20 @@ def require_owner(what: str) -> bool:
             st.rerun()
         st.error(result.message)
     return False
+
+
+def may_spend_model() -> bool:
+    """Whether this session may start chat-model requests beyond the chat's own answers (the LLM
+    reranker in the inspector): the owner's budget, so only when the owner is unlocked (or single-user)."""
+    return owner_unlocked()
+
+
+def without_model_spending(settings: Settings) -> Settings:
+    """`settings` as a session that is not the owner's may use them: a model-spending reranker (see
+    core.config.MODEL_RERANKERS) is switched off; unchanged for the owner."""
+    if settings.reranker in MODEL_RERANKERS and not may_spend_model():
+        return settings.replace(reranker="none")
+    return settings
 
 
 def limiter() -> RateLimiter:
