@@ -19,6 +19,8 @@ from core.config import MODEL_RERANKERS, ConfigError, Settings
 from core.embed import Embedder, EmbedError, embedder_for_store
 from core.llm import LLMError, describe_llm
 from core.serve import DEFAULT_QUESTIONS_PER_MINUTE, LoginThrottle, PasswordGate, RateLimiter
+from core.serve.clients import client_address as resolve_client
+from core.serve.clients import forwarded_hops, server_peer
 from core.store import Store, StoreError
 from pages.shared.text import md_escape, plural
 
@@ -187,13 +189,21 @@ def login_throttle() -> LoginThrottle:
 
 
 def client_address() -> str | None:
-    """The browser's address as Streamlit sees it (None on this machine). Behind a reverse proxy on
-    127.0.0.1, uvicorn takes it from X-Forwarded-For; spoofable there, hence the overall count too."""
+    """The browser's address, for the wrong-password count: the socket peer, unless it is one of the
+    owner's `trusted_proxies`, then the client those proxies name in X-Forwarded-For (core/serve/clients.py).
+    None: this machine, or no script run context (bare mode)."""
     try:
-        address = st.context.ip_address
+        seen = st.context.ip_address
+        forwarded = st.context.headers.get_all("X-Forwarded-For")
     except Exception:  # no script run context (bare mode)
         return None
-    return address if isinstance(address, str) and address else None  # (AppTest gives a mock)
+    seen = seen if isinstance(seen, str) and seen else None  # (AppTest gives a mock)
+    hops = forwarded_hops(v for v in forwarded if isinstance(v, str)) if isinstance(forwarded, list) else []
+    try:
+        trusted = base_settings().trusted_proxy_networks
+    except ConfigError:  # the app's entry shows the bad setting; trust no proxy meanwhile
+        trusted = ()
+    return resolve_client(server_peer(seen, hops), hops, trusted)
 
 
 def gate() -> PasswordGate:
