@@ -8,6 +8,7 @@ usual `OPENAI_API_KEY` and `OPENAI_BASE_URL`. Secrets are a flat mapping with th
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -23,6 +24,7 @@ DEFAULT_OPENAI_EMBED_MODEL = "text-embedding-3-small"
 RETRIEVAL_MODES = ("dense", "fts", "hybrid")
 FUSIONS = ("score", "rrf")
 RERANKERS = ("none", "llm", "cross-encoder")
+MODEL_RERANKERS = ("llm",)  # rerankers that send requests to the chat model (the owner's budget)
 ROUTINGS = ("auto", "off")
 # core/answer/reply.py: the author's own sentences, a generated answer, or "auto" (by the answer model).
 ANSWER_MODES = ("auto", "extractive", "generative")
@@ -187,6 +189,10 @@ class Settings:
     answer_queue_limit: int = 64
     answer_time_limit: float = 120.0
     max_question_chars: int = 1000
+    # Reverse proxies whose X-Forwarded-For is believed when counting wrong owner passwords per client
+    # (core/serve/clients.py): IP addresses or CIDR networks, comma-separated. Empty: none, the socket
+    # peer is the client.
+    trusted_proxies: str = ""
 
     # Conversations (core/serve/conversations.py): the chat's turns kept in <local_home>/conversations.sqlite
     # so a reload restores them, for `conversation_hours` after the last question; off: none are kept.
@@ -324,6 +330,7 @@ class Settings:
             raise ConfigError(f"answer_time_limit must be > 0 seconds, not {self.answer_time_limit}")
         if self.max_question_chars < 0:
             raise ConfigError(f"max_question_chars must be >= 0 (0: no limit), not {self.max_question_chars}")
+        self.trusted_proxy_networks  # noqa: B018 (raises ConfigError for a bad entry)
         if self.read_consistency_seconds < 0:
             raise ConfigError(f"read_consistency_seconds must be >= 0, not {self.read_consistency_seconds}")
         if not self.conversation_hours > 0:
@@ -336,6 +343,22 @@ class Settings:
         """Where side files live: the data directory, or a local folder when it is on object storage
         (INKWELL_LOCAL_DIR, an environment variable so that every caller finds the same folder)."""
         return local_home(self.data_dir)
+
+    @property
+    def trusted_proxy_networks(self) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+        """`trusted_proxies` as networks (an address is a /32 or /128); ConfigError for a bad entry."""
+        networks = []
+        for entry in (e.strip() for e in self.trusted_proxies.split(",")):
+            if not entry:
+                continue
+            try:
+                networks.append(ipaddress.ip_network(entry, strict=False))
+            except ValueError:
+                raise ConfigError(
+                    "trusted_proxies takes IP addresses or CIDR networks separated by commas "
+                    f"(e.g. 127.0.0.1,10.0.0.0/8), not {entry!r}"
+                ) from None
+        return tuple(networks)
 
     @property
     def reader_language_codes(self) -> tuple[str, ...]:

@@ -1,7 +1,8 @@
 """Inspect chunks: browse and search every chunk, see one in context, test what a question retrieves,
 and see which posts are about a topic (document-level view, core/search/posts.py).
 
-Browsing and queries are open to readers; editing a chunk is the owner's.
+Browsing and queries are open to readers, with the chat's limits (question length, questions a
+minute); editing a chunk and the LLM reranker (it spends the owner's model budget) are the owner's.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from core.config import RERANKERS, RETRIEVAL_MODES
+from core.config import MODEL_RERANKERS, RERANKERS, RETRIEVAL_MODES
 from core.embed import embedded_text
 from core.ingest import edit_chunk
 from core.search import posts_about, search
 from core.search.posts import DEFAULT_SCORING, SCORINGS
+from core.text import QuestionError, check_question
 from pages import shared
 
 shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
@@ -36,6 +38,7 @@ SCORING_LABELS = {
     "chunk": "Nearest chunk only",
 }
 PAGES = ["Browse chunks", "Test a query", "Posts about…"]
+COUNTED = "inspect_counted"  # the last query (with its choices) counted against the question limit
 
 settings = shared.base_settings()
 store = shared.get_store(settings)
@@ -43,7 +46,8 @@ md = shared.md_escape
 
 st.title("Inspect chunks")
 shared.show_flash()
-settings = shared.advanced_controls(settings)
+# A reader's queries here never call the chat model: a configured LLM reranker is the owner's only.
+settings = shared.without_model_spending(shared.advanced_controls(settings))
 mode = st.radio("Mode", PAGES, horizontal=True, key="inspect_mode")
 
 
@@ -207,6 +211,47 @@ def stored_collections() -> list[str]:
         return []
 
 
+def admitted(question: str, max_chars: int, choices: tuple) -> str | None:
+    """The question to search for, or None (with the reason shown): checked like the chat's (length
+    cap, then the session's questions a minute). A rerun of the same query with the same choices is
+    not counted again."""
+    if not question.strip():
+        return None
+    try:
+        asked = check_question(question, max_chars)
+    except QuestionError as exc:
+        st.warning(str(exc))
+        return None
+    signature = (asked, *choices)
+    if st.session_state.get(COUNTED) == signature:
+        return asked
+    decision = shared.limiter().acquire()
+    if not decision.allowed:
+        st.warning(decision.message)
+        return None
+    st.session_state[COUNTED] = signature
+    return asked
+
+
+def reranker_choice(rerank_col) -> str:
+    """The reranker picker: every reranker for the owner; for a reader only those that don't call the
+    chat model. The choice is checked again here, not only by the picker's options."""
+    owner = shared.may_spend_model()
+    options = [r for r in RERANKERS if owner or r not in MODEL_RERANKERS]
+    default = settings.reranker if settings.reranker in options else "none"
+    chosen = rerank_col.selectbox(
+        "Reranker",
+        options,
+        index=options.index(default),
+        help="Re-judge the best candidates with the chat model (llm, for the site owner) or a "
+        "cross-encoder (INKWELL_RERANK_MODEL). Slow with the built-in model.",
+        key="inspect_reranker",
+    )
+    if chosen in MODEL_RERANKERS and not shared.may_spend_model():
+        return "none"
+    return chosen
+
+
 def query() -> None:
     question = st.text_input("Question", key="inspect_query", placeholder="What would a reader ask?")
     collections = stored_collections()
@@ -221,22 +266,20 @@ def query() -> None:
         format_func=MODE_LABELS.get,
         key="inspect_retrieval_mode",
     )
-    reranker = rerank_col.selectbox(
-        "Reranker",
-        RERANKERS,
-        index=RERANKERS.index(settings.reranker),
-        help="Re-judge the best candidates with the chat model (llm) or a cross-encoder (INKWELL_RERANK_MODEL). "
-        "Slow with the built-in model.",
-        key="inspect_reranker",
-    )
+    reranker = reranker_choice(rerank_col)
     if not question.strip():
         st.caption(
             "Type a question to see every candidate chunk, its relevance, and which ones would be used."
         )
         return
+    asked = admitted(
+        question, settings.max_question_chars, ("query", tuple(chosen), retrieval_mode, reranker)
+    )
+    if asked is None:
+        return
     try:
         result = search(
-            question,
+            asked,
             settings.replace(reranker=reranker),
             store=store,
             embedder=shared.get_embedder_cached(settings),
@@ -340,9 +383,12 @@ def posts_view() -> None:
     if not question.strip():
         st.caption("Type a topic to rank the posts by how much they are about it.")
         return
+    asked = admitted(question, settings.max_question_chars, ("posts", tuple(chosen), scoring, int(k)))
+    if asked is None:
+        return
     try:
         matches = posts_about(
-            question,
+            asked,
             settings,
             store=store,
             embedder=shared.get_embedder_cached(settings),

@@ -364,6 +364,64 @@ def test_inspector_reranker_shows_the_judges_scores(corpus, monkeypatch):
         assert "kept the fused order" in shown(at.warning)[0]
 
 
+def test_a_reader_cannot_spend_the_owners_model_budget_in_the_inspector(corpus, monkeypatch):
+    """Issue #31: readers' test queries never reach the chat model, not even with the LLM reranker
+    configured, and are held to the chat's question length cap; the owner, unlocked, still reranks."""
+    from tests.servers import Reply, ScriptedOpenAIServer
+
+    with ScriptedOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("INKWELL_RERANKER", "llm")  # the owner's configured reranker
+        server.responder = lambda request: Reply(chat_text="Yes")
+        at = open_app("pages/chunks.py", admin_password="pw")
+        at.radio(key="inspect_mode").set_value("Test a query").run()
+        picker = at.selectbox(key="inspect_reranker")
+        assert "llm" not in picker.options and picker.value == "none"
+        at.text_input(key="inspect_query").input("When do bees swarm?").run()
+        assert not at.exception
+        assert at.dataframe[0].value["title"][0] == "On Bees"
+        assert "rerank" not in at.dataframe[0].value.columns
+        at.text_input(key="inspect_query").input("x " * 10_000).run()  # 20,000 characters
+        assert any("questions are limited to 1,000" in w for w in texts(at.warning))
+        assert not at.dataframe
+        at.radio(key="inspect_mode").set_value("Posts about…").run()
+        at.text_input(key="posts_about_query").input("bees").run()
+        assert not at.exception and at.dataframe[0].value["title"][0] == "On Bees"
+        assert server.requests == []
+
+        at.switch_page("pages/posts.py").run()
+        at.text_input[0].input("pw")
+        button(at, "Unlock").click().run()
+        at.switch_page("pages/chunks.py").run()
+        at.radio(key="inspect_mode").set_value("Test a query").run()
+        assert at.selectbox(key="inspect_reranker").value == "llm"  # the owner's configured reranker
+        at.text_input(key="inspect_query").input("When do bees swarm?").run()
+        assert not at.exception
+        assert (at.dataframe[0].value["rerank"] == 1.0).all()
+        assert len(server.chat_requests) == len(at.dataframe[0].value)
+
+        # Locked again, the same session (its picker still on "llm") asks without the model.
+        button(at, "Lock owner pages").click().run()  # that run is still the owner's
+        asked = len(server.requests)
+        at.text_input(key="inspect_query").input("Where do you walk?").run()
+        assert not at.exception
+        assert "rerank" not in at.dataframe[0].value.columns
+        assert len(server.requests) == asked
+
+
+def test_inspector_queries_count_against_the_chats_question_limit(corpus, monkeypatch):
+    monkeypatch.setenv("INKWELL_QUESTIONS_PER_MINUTE", "2")
+    at = open_app("pages/chunks.py")
+    at.radio(key="inspect_mode").set_value("Test a query").run()
+    at.text_input(key="inspect_query").input("When do bees swarm?").run()
+    at.run()  # a rerun of the same query is not a new question
+    at.text_input(key="inspect_query").input("What flour feeds the starter?").run()
+    assert not at.warning and at.dataframe
+    at.text_input(key="inspect_query").input("Where do you walk?").run()
+    assert any("please wait" in w for w in texts(at.warning))
+    assert not at.dataframe
+
+
 # Owner gate ----------------------------------------------------------------------------------------------
 
 

@@ -1,4 +1,5 @@
-"""Serving readers safely: the owner's password gate (wrong passwords throttled server-side, per client address and overall) and the per-session question rate limit (guard), the
+"""Serving readers safely: the owner's password gate (wrong passwords throttled server-side, per client address and overall) and the per-session question rate limit (guard),
+which client a connection comes from, believing only the owner's trusted proxies (clients), the
 line for model-written answers with its time limit and cancellation (admission), and the chat's
 conversations kept across reloads (conversations)."""
 

@@ -35,9 +35,11 @@ from pages.shared.state import (
     get_store,
     keep_advanced_state,
     limiter,
+    may_spend_model,
     require_owner,
     show_flash,
     sidebar_status,
+    without_model_spending,
 )
 from pages.shared.tables import chunks_frame, column_config, explain, header_width, hits_frame, table_key
 from pages.shared.text import md_escape, plural, safe_answer, safe_answer_stream
@@ -60,6 +62,7 @@ __all__ = [
     "hits_frame",
     "keep_advanced_state",
     "limiter",
+    "may_spend_model",
     "md_escape",
     "owner_key",
     "parse_uploads",
@@ -81,4 +84,5 @@ __all__ = [
     "through_entry",
     "undo_button",
     "warm_answers",
+    "without_model_spending",
 ]

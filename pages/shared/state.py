@@ -15,10 +15,12 @@ from typing import Any
 
 import streamlit as st
 
-from core.config import ConfigError, Settings, data_dir_key
+from core.config import MODEL_RERANKERS, ConfigError, Settings, data_dir_key
 from core.embed import Embedder, EmbedError, embedder_for_store
 from core.llm import LLMError, describe_llm
 from core.serve import DEFAULT_QUESTIONS_PER_MINUTE, LoginThrottle, PasswordGate, RateLimiter
+from core.serve.clients import client_address as resolve_client
+from core.serve.clients import forwarded_hops, server_peer
 from core.store import Store, StoreError
 from pages.shared.text import md_escape, plural
 
@@ -186,13 +188,21 @@ def login_throttle() -> LoginThrottle:
 
 
 def client_address() -> str | None:
-    """The browser's address as Streamlit sees it (None on this machine). Behind a reverse proxy on
-    127.0.0.1, uvicorn takes it from X-Forwarded-For; spoofable there, hence the overall count too."""
+    """The browser's address, for the wrong-password count: the socket peer, unless it is one of the
+    owner's `trusted_proxies`, then the client those proxies name in X-Forwarded-For (core/serve/clients.py).
+    None: this machine, or no script run context (bare mode)."""
     try:
-        address = st.context.ip_address
+        seen = st.context.ip_address
+        forwarded = st.context.headers.get_all("X-Forwarded-For")
     except Exception:  # no script run context (bare mode)
         return None
-    return address if isinstance(address, str) and address else None  # (AppTest gives a mock)
+    seen = seen if isinstance(seen, str) and seen else None  # (AppTest gives a mock)
+    hops = forwarded_hops(v for v in forwarded if isinstance(v, str)) if isinstance(forwarded, list) else []
+    try:
+        trusted = base_settings().trusted_proxy_networks
+    except ConfigError:  # the app's entry shows the bad setting; trust no proxy meanwhile
+        trusted = ()
+    return resolve_client(server_peer(seen, hops), hops, trusted)
 
 
 def gate() -> PasswordGate:
@@ -223,6 +233,20 @@ def require_owner(what: str) -> bool:
             st.rerun()
         st.error(result.message)
     return False
+
+
+def may_spend_model() -> bool:
+    """Whether this session may start chat-model requests beyond the chat's own answers (the LLM
+    reranker in the inspector): the owner's budget, so only when the owner is unlocked (or single-user)."""
+    return owner_unlocked()
+
+
+def without_model_spending(settings: Settings) -> Settings:
+    """`settings` as a session that is not the owner's may use them: a model-spending reranker (see
+    core.config.MODEL_RERANKERS) is switched off; unchanged for the owner."""
+    if settings.reranker in MODEL_RERANKERS and not may_spend_model():
+        return settings.replace(reranker="none")
+    return settings
 
 
 def limiter() -> RateLimiter:
