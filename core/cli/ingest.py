@@ -12,9 +12,9 @@ from core.cli.main import (
     EMBED_MODEL_HELP,
     command,
     main,
-    print_json,
     settings_for,
 )
+from core.cli.output import echo, print_json
 from core.config import Settings
 from core.ingest import IngestReport
 from core.llm import LLMStats
@@ -84,14 +84,14 @@ def ingest(
             raise click.UsageError("reading a post from standard input needs --title")
         parsed.posts.append(parse_text(sys.stdin.read(), title, collection=collection or "writings"))
     for error in parsed.errors:
-        click.secho(f"skipped {error}", fg="yellow", err=True)
+        echo(f"skipped {error}", fg="yellow", err=True)
     for warning in parsed.warnings:
-        click.secho(f"warning {warning}", fg="yellow", err=True)
+        echo(f"warning {warning}", fg="yellow", err=True)
     if dry_run:
         if not llm.enabled:
             raise click.UsageError("--dry-run needs --rewrite, --llm-chunks or --llm-keywords")
         for line in dry_run_lines(parsed.posts, settings, llm):
-            click.echo(line)
+            echo(line)
         return
 
     with click.progressbar(length=max(1, len(parsed.posts)), label="Ingesting", file=sys.stderr) as bar:
@@ -112,7 +112,7 @@ def ingest(
         )
 
     for line in outcome_lines(report, llm):
-        click.echo(line, err=True)
+        echo(line, err=True)
     finish_report(report, as_json)
 
 
@@ -120,11 +120,11 @@ def finish_report(report: Any, as_json: bool) -> None:
     """Print an ingest report (failures to stderr); exit 1 when any file or post failed."""
     for outcome in report.outcomes:
         if outcome.status == "failed":
-            click.secho(f"failed {outcome.source} ({outcome.post_id}): {outcome.message}", fg="red", err=True)
+            echo(f"failed {outcome.source} ({outcome.post_id}): {outcome.message}", fg="red", err=True)
     if as_json:
         print_json(report.to_json())
     else:
-        click.echo(report.summary())
+        echo(report.summary())
     if not report.ok:
         sys.exit(1)
 
@@ -137,7 +137,7 @@ def export_cmd(path: str, data_dir: str | None) -> None:
     from core.store import Store
 
     count = write_export(Store(settings_for(data_dir).data_dir), path)
-    click.echo(f"exported {count} chunks to {path}")
+    echo(f"exported {count} chunks to {path}")
 
 
 @command(main, "import")
@@ -150,9 +150,9 @@ def import_cmd(path: str, collection: str | None, as_json: bool, data_dir: str |
 
     report = ingest_paths([path], settings_for(data_dir), collection=collection)
     for error in report.errors:
-        click.secho(f"skipped {error}", fg="yellow", err=True)
+        echo(f"skipped {error}", fg="yellow", err=True)
     for warning in report.warnings:
-        click.secho(f"warning {warning}", fg="yellow", err=True)
+        echo(f"warning {warning}", fg="yellow", err=True)
     finish_report(report, as_json)
 
 
@@ -182,7 +182,7 @@ def reembed(
             bar.update(done - bar.pos)
 
         count = run_reembed(settings, progress=progress)
-    click.echo(f"re-embedded {count} chunks with {settings.embed_backend}:{settings.effective_embed_model}")
+    echo(f"re-embedded {count} chunks with {settings.embed_backend}:{settings.effective_embed_model}")
 
 
 # LLM preparation output ---

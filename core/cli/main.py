@@ -6,13 +6,13 @@ machine-readable output, so commands compose: `inkwell posts list --ids | inkwel
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
 import click
 
+from core.cli.output import EscapingGroup
 from core.config import ConfigError, Settings
 
 DATA_DIR_HELP = (
@@ -71,10 +71,6 @@ def checked_question(question: str | None, settings: Settings, hint: str = "QUES
         raise click.BadParameter(f"{exc}{extra}", param_hint=hint) from None
 
 
-def print_json(value: Any) -> None:
-    click.echo(json.dumps(value, ensure_ascii=False))
-
-
 def listed(values: tuple[str, ...], allowed: tuple[str, ...], default: str, hint: str) -> list[str]:
     """Option values, repeatable and/or comma-separated, in order, without repeats."""
     chosen = [v.strip().lower() for value in values for v in value.split(",") if v.strip()]
@@ -89,7 +85,7 @@ def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=EscapingGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="inkwell")
 def main() -> None:
     """Inkwell: ask an author's writings. Ingest posts, search them, and get grounded answers."""
