@@ -1,5 +1,5 @@
 """What `inkwell` prints: control characters in stored or typed text are shown, never obeyed, by the
-terminal (core/cli/output.py)."""
+terminal (core/cli/output.py); numeric options have ranges (core/cli/main.py)."""
 
 from __future__ import annotations
 
@@ -126,3 +126,34 @@ def test_every_command_prints_through_the_output_module():
         if path.name != "output.py":
             source = path.read_text(encoding="utf-8")
             assert not re.search(r"click\.s?echo\(|json\.dumps\(", source), path
+
+
+HUGE = "99999999999999999999"
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["search", "tea", "--k", HUGE], "--k"),
+        (["search", "tea", "--k", "-5"], "--k"),
+        (["posts", "--about", "tea", "--k", HUGE], "--k"),
+        (["eval", "--k", HUGE, "--queries", "{q}", "--qrels", "{r}"], "--k"),
+        (["eval", "--chunk-tokens", HUGE, "--queries", "{q}", "--qrels", "{r}"], "--chunk-tokens"),
+        (["ingest", "{q}", "--chunk-tokens", HUGE], "--chunk-tokens"),
+        (["ingest", "{q}", "--llm-concurrency", HUGE], "--llm-concurrency"),
+        (["reembed", "--embed-dimensions", HUGE], "--embed-dimensions"),
+        (["reembed", "--embed-dimensions", "-1"], "--embed-dimensions"),
+        (["search", "tea", "--threshold", "nan"], "--threshold"),
+        (["clean", "--older-than", "1e400"], "--older-than"),
+        (["clean", "--older-than", "1e12", "--dry-run"], "--older-than"),
+    ],
+)
+def test_numeric_options_out_of_range_are_usage_errors(tmp_path, args, option):
+    files = {"{q}": str(write(tmp_path / "q.jsonl", "")), "{r}": str(write(tmp_path / "r.tsv", ""))}
+    args = [files.get(a, a) for a in args]
+    db = tmp_path / "db"
+    result = CliRunner().invoke(main, [*args, "--data-dir", str(db)])
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '{option}'" in result.output
+    assert "Python int" not in result.output and isinstance(result.exception, SystemExit)
+    assert not db.exists()  # refused before anything was opened

@@ -8,6 +8,8 @@ from typing import Any
 import click
 
 from core.cli.main import (
+    CHUNK_TOKENS,
+    HITS,
     command,
     listed,
     main,
@@ -33,7 +35,7 @@ def _modes(values: tuple[str, ...], default: str) -> list[str]:
     type=click.Path(exists=True, dir_okay=False),
     help="TSV query_id, doc_id, score.",
 )
-@click.option("--k", type=int, default=10, show_default=True, help="Cut-off for recall@k.")
+@click.option("--k", type=HITS, default=10, show_default=True, help="Cut-off for recall@k.")
 @click.option(
     "--mode",
     "modes",
@@ -58,7 +60,7 @@ def _modes(values: tuple[str, ...], default: str) -> list[str]:
 @click.option(
     "--chunk-tokens",
     "chunk_tokens",
-    type=int,
+    type=CHUNK_TOKENS,
     multiple=True,
     help="Chunk sizes to compare (repeatable), each searched in a scratch table under "
     "<data-dir>/eval-tables (the stored table is never changed). Default: the stored table as it is.",
@@ -116,10 +118,6 @@ def eval_cmd(
     from core.evaluate import compare, config_grid, format_table, load_qrels, load_queries, report_to_json
 
     settings = settings_for(data_dir)
-    if k < 1:
-        raise click.BadParameter("--k must be at least 1")
-    if any(size < 20 for size in chunk_tokens):
-        raise click.BadParameter("chunk sizes must be at least 20 tokens", param_hint="'--chunk-tokens'")
     configs = config_grid(
         settings,
         _modes(modes, settings.retrieval_mode),

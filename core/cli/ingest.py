@@ -9,6 +9,9 @@ from typing import Any
 import click
 
 from core.cli.main import (
+    CHUNK_TOKENS,
+    CONCURRENCY,
+    DIMENSIONS,
     EMBED_MODEL_HELP,
     command,
     main,
@@ -28,7 +31,7 @@ from core.prepare import LLMPrepOptions, prepare_posts
 @click.option("--title", help="Title for text read from standard input (PATH '-').")
 @click.option("--force", is_flag=True, help="Re-process posts even when unchanged.")
 @click.option("--strategy", type=click.Choice(["paragraph", "fixed"]), help="Chunking strategy.")
-@click.option("--chunk-tokens", type=int, help="Target chunk size in tokens (paragraph strategy).")
+@click.option("--chunk-tokens", type=CHUNK_TOKENS, help="Target chunk size in tokens (paragraph strategy).")
 @click.option("--embed-model", help=EMBED_MODEL_HELP)
 @click.option(
     "--reader-languages",
@@ -38,7 +41,7 @@ from core.prepare import LLMPrepOptions, prepare_posts
 @click.option("--rewrite", is_flag=True, help="LLM: make 'this', 'those people'… say what they mean.")
 @click.option("--llm-chunks", is_flag=True, help="LLM: cut chunks by topic (checked against the post).")
 @click.option("--llm-keywords", is_flag=True, help="LLM: 1-6 keywords per chunk, seeing the whole post.")
-@click.option("--llm-concurrency", type=click.IntRange(min=1), help="Posts prepared by the LLM at once (4).")
+@click.option("--llm-concurrency", type=CONCURRENCY, help="Posts prepared by the LLM at once (4).")
 @click.option("--dry-run", is_flag=True, help="With LLM options: print rewrites and chunks, store nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def ingest(
@@ -165,7 +168,7 @@ def import_cmd(path: str, collection: str | None, as_json: bool, data_dir: str |
     help="Model name or path to switch to, e.g. multilingual-e5-small or all-MiniLM-L6-v2 (default: the "
     "configured one).",
 )
-@click.option("--embed-dimensions", type=int, help="Vector size for OpenAI text-embedding-3 models.")
+@click.option("--embed-dimensions", type=DIMENSIONS, help="Vector size for OpenAI text-embedding-3 models.")
 def reembed(
     embed_backend: str | None, embed_model: str | None, embed_dimensions: int | None, data_dir: str | None
 ) -> None:

@@ -8,6 +8,8 @@ import click
 
 from core.cli.main import (
     DATA_DIR_HELP,
+    DAYS,
+    HITS,
     checked_question,
     command,
     known_errors,
@@ -21,7 +23,7 @@ from core.config import POST_SCORINGS, Settings
 
 @main.group(invoke_without_command=True)
 @click.option("--about", metavar="QUESTION", help="Rank posts by how much they are about QUESTION.")
-@click.option("--k", type=click.IntRange(min=1), help="With --about: at most this many posts (10).")
+@click.option("--k", type=HITS, help="With --about: at most this many posts (10).")
 @click.option("--collection", "collections", multiple=True, help="With --about: only these collections.")
 @click.option(
     "--scoring",
@@ -245,7 +247,7 @@ def _active_embedder(settings: Settings, table_model: str | None) -> str:
 @click.option(
     "--older-than",
     "days",
-    type=click.FloatRange(min=0),
+    type=DAYS,
     default=90,
     show_default=True,
     help="Only what was last written this many days ago or more (0: everything).",

@@ -7,6 +7,8 @@ from typing import Any
 import click
 
 from core.cli.main import (
+    HITS,
+    RELEVANCE,
     checked_question,
     command,
     main,
@@ -33,8 +35,6 @@ def search_settings(
 ) -> Settings:
     settings = settings_for(data_dir, threshold=threshold, retrieval_mode=mode, reranker=rerank)
     if k is not None:
-        if k < 1:
-            raise click.BadParameter("--k must be at least 1")
         settings = settings.replace(
             max_chunks=k, min_chunks=min(settings.min_chunks, k), top_k=max(settings.top_k, k)
         )
@@ -46,8 +46,8 @@ def search_settings(
 @click.option(
     "--queries", type=click.Path(exists=True, dir_okay=False), help="JSONL file of {id, text}: batch mode."
 )
-@click.option("--k", type=int, help="At most this many hits (overrides max_chunks).")
-@click.option("--threshold", type=float, help="Relevance threshold (0..1).")
+@click.option("--k", type=HITS, help="At most this many hits (overrides max_chunks).")
+@click.option("--threshold", type=RELEVANCE, help="Relevance threshold (0..1).")
 @click.option("--collection", "collections", multiple=True, help="Only these collections (repeatable).")
 @click.option("--no-route", is_flag=True, help=NO_ROUTE_HELP)
 @click.option("--mode", type=click.Choice(RETRIEVAL_MODES), help=MODE_HELP + " Default: retrieval_mode.")
