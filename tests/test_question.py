@@ -30,3 +30,39 @@ def test_a_long_question_is_refused_with_its_length_and_the_limit():
     )
     assert (info.value.kind, info.value.length, info.value.limit) == ("too_long", 20_000, 1000)
     assert isinstance(info.value, ValueError)  # the app's and the CLI's known errors
+
+
+@pytest.mark.parametrize(
+    "emoji",
+    [
+        "🙂",  # one code point
+        "👍🏽",  # with a skin tone: 2
+        "🇹🇷",  # a flag: 2 regional indicators
+        "👨‍👩‍👧",  # a ZWJ family: 5 (250 of them were once counted as 1,250 characters)
+        "👨‍👩‍👧‍👦",  # 7
+        "🏴󠁧󠁢󠁳󠁣󠁴󠁿",  # Scotland's flag: 7
+    ],
+)
+def test_questions_are_measured_in_the_characters_a_reader_sees(emoji):
+    question = emoji * 250
+    assert check_question(question, 300) == question
+    with pytest.raises(QuestionError) as info:
+        check_question(emoji * 301, 300)
+    assert (info.value.length, info.value.limit) == (301, 300)
+    accented = "e\u0301" * 300  # e + a combining acute accent: 300 characters, 600 code points
+    assert check_question(accented, 300) == accented
+
+
+def test_one_character_over_the_limit_is_refused():
+    with pytest.raises(QuestionError, match=r"This question is 301 characters long, .* limited to 300\."):
+        check_question("x" * 301, 300)
+
+
+def test_a_flood_of_combining_marks_is_refused_though_it_draws_as_one_character():
+    flood = "a" + "\u0301" * 5000  # one grapheme cluster of 5,001 code points
+    with pytest.raises(QuestionError) as info:
+        check_question(flood, 300)
+    assert info.value.kind == "too_long" and (info.value.length, info.value.limit) == (5001, 2400)
+    assert "5,001 Unicode code points" in str(info.value) and "limited to 2,400" in str(info.value)
+    zalgo = ("a" + "\u0301" * 7) * 300  # 300 characters of 8 code points each: at the cap, allowed
+    assert check_question(zalgo, 300) == zalgo

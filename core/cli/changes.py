@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from core.cli.main import command, main, print_json, settings_for
+from core.cli.main import command, main, settings_for
+from core.cli.output import echo, echo_row, print_json
 
 
 def _when(at: str) -> str:
@@ -27,9 +28,7 @@ def changes(limit: int, as_json: bool, data_dir: str | None) -> None:
             print_json(change.to_json())
         else:
             state = f"undone {_when(change.undone_at)}" if change.undone_at else "-"
-            click.echo(
-                f"{change.change_id}\t{_when(change.at)}\t{len(change.post_ids)}\t{state}\t{change.label}"
-            )
+            echo_row([change.change_id, _when(change.at), len(change.post_ids), state, change.label])
 
 
 @command(main)
@@ -47,7 +46,7 @@ def undo(change_id: str | None, as_json: bool, data_dir: str | None) -> None:
     except UndoRefused as exc:
         if as_json:
             print_json({"undone": False, "error": str(exc)})
-        click.secho(f"Error: {exc}", fg="red", err=True)
+        echo(f"Error: {exc}", fg="red", err=True)
         sys.exit(1)
     store.optimize()
     if as_json:
@@ -60,7 +59,7 @@ def undo(change_id: str | None, as_json: bool, data_dir: str | None) -> None:
             }
         )
         return
-    click.echo(
+    echo(
         f"undone {undone.change.change_id} ({undone.change.label}): {len(undone.restored)} post(s) put back, "
         f"{len(undone.removed)} removed"
     )
@@ -92,13 +91,11 @@ def doctor(dry_run: bool, as_json: bool, data_dir: str | None) -> None:
         print_json(findings)
         return
     if not orphans and not mismatched:
-        click.echo("nothing to mend")
+        echo("nothing to mend")
         return
     verb = "would remove" if dry_run else "removed"
     if orphans:
-        click.echo(f"{verb} the chunks of {len(orphans)} post(s) with no post row: {', '.join(orphans[:10])}")
+        echo(f"{verb} the chunks of {len(orphans)} post(s) with no post row: {', '.join(orphans[:10])}")
     if mismatched:
         verb = "would rebuild" if dry_run else "rebuilt"
-        click.echo(
-            f"{verb} {len(mismatched)} post(s) whose chunks did not match: {', '.join(mismatched[:10])}"
-        )
+        echo(f"{verb} {len(mismatched)} post(s) whose chunks did not match: {', '.join(mismatched[:10])}")

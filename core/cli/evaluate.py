@@ -8,13 +8,15 @@ from typing import Any
 import click
 
 from core.cli.main import (
+    CHUNK_TOKENS,
+    HITS,
     command,
     listed,
     main,
-    print_json,
     settings_for,
     shorten,
 )
+from core.cli.output import MULTILINE, echo, print_json, safe
 from core.config import RERANKERS, RETRIEVAL_MODES
 
 
@@ -33,7 +35,7 @@ def _modes(values: tuple[str, ...], default: str) -> list[str]:
     type=click.Path(exists=True, dir_okay=False),
     help="TSV query_id, doc_id, score.",
 )
-@click.option("--k", type=int, default=10, show_default=True, help="Cut-off for recall@k.")
+@click.option("--k", type=HITS, default=10, show_default=True, help="Cut-off for recall@k.")
 @click.option(
     "--mode",
     "modes",
@@ -58,7 +60,7 @@ def _modes(values: tuple[str, ...], default: str) -> list[str]:
 @click.option(
     "--chunk-tokens",
     "chunk_tokens",
-    type=int,
+    type=CHUNK_TOKENS,
     multiple=True,
     help="Chunk sizes to compare (repeatable), each searched in a scratch table under "
     "<data-dir>/eval-tables (the stored table is never changed). Default: the stored table as it is.",
@@ -116,10 +118,6 @@ def eval_cmd(
     from core.evaluate import compare, config_grid, format_table, load_qrels, load_queries, report_to_json
 
     settings = settings_for(data_dir)
-    if k < 1:
-        raise click.BadParameter("--k must be at least 1")
-    if any(size < 20 for size in chunk_tokens):
-        raise click.BadParameter("chunk sizes must be at least 20 tokens", param_hint="'--chunk-tokens'")
     configs = config_grid(
         settings,
         _modes(modes, settings.retrieval_mode),
@@ -137,20 +135,20 @@ def eval_cmd(
 
         comparison = compare(loaded, judgements, configs, settings, k=k, posts=posts, progress=progress)
     for note in comparison.notes:
-        click.secho(note, fg="yellow", err=True)
+        echo(note, fg="yellow", err=True)
     for result in comparison.results:
         for note in result.notes:
-            click.secho(f"{result.config.name}: {note}", fg="yellow", err=True)
+            echo(f"{result.config.name}: {note}", fg="yellow", err=True)
     if as_json:
         for result in comparison.results:
             extra = {"overrides": result.config.overrides, "chunks": result.chunks, "notes": result.notes}
             print_json({**report_to_json(result.report), **extra})
     baseline = comparison.baseline if len(configs) > 1 else None
     if not as_json:
-        click.echo(format_table(comparison.reports, baseline))
+        echo(format_table(comparison.reports, baseline), keep=MULTILINE)
     if per_query and not as_json:
-        click.echo()
-        click.echo(_per_query_table(comparison))
+        echo()
+        echo(_per_query_table(comparison), keep=MULTILINE)
     if answers:
         modes = listed(answer_modes, ("extractive", "generative"), "extractive", "'--answer-mode'")
         if not answer_modes:
@@ -168,11 +166,11 @@ def eval_cmd(
             return
         from core.evaluate import answer_table
 
-        click.echo()
-        click.echo(answer_table(reports))
+        echo()
+        echo(answer_table(reports), keep=MULTILINE)
         if per_query:
-            click.echo()
-            click.echo(_answer_rows(reports))
+            echo()
+            echo(_answer_rows(reports), keep=MULTILINE)
 
 
 def _answer_reports(
@@ -184,9 +182,7 @@ def _answer_reports(
     from core.store import Store
 
     if not any(q.answer or q.evidence for q in queries):
-        click.secho(
-            'no query has an "answer" or "evidence": only the no-answer rate and time count', err=True
-        )
+        echo('no query has an "answer" or "evidence": only the no-answer rate and time count', err=True)
     stored = Store(settings.data_dir)
     embedder = embedder_for_store(settings, stored.model_id())
     store = posts_table(posts, settings, embedder=embedder) if posts else stored
@@ -216,8 +212,8 @@ def _answer_rows(reports: list[Any]) -> str:
             )
             status = "no answer" if row.no_answer else row.replied
             topic = "on" if row.on_topic else f"off ({row.kind})" if row.kind else "off"
-            lines.append(f"{report.mode:<10} {row.query_id:<5} {topic:<16} {status:<10} {scores}")
-            lines.append(f"{'':<16}{shorten(row.answer, 140)}")
+            lines.append(f"{report.mode:<10} {safe(row.query_id):<5} {topic:<16} {status:<10} {scores}")
+            lines.append(f"{'':<16}{safe(shorten(row.answer, 140))}")
     return "\n".join(lines)
 
 
@@ -226,7 +222,7 @@ def _eval_posts(path: str) -> list[Any]:
 
     parsed = parse_paths([path])
     for error in parsed.errors:
-        click.secho(f"skipped {error}", fg="yellow", err=True)
+        echo(f"skipped {error}", fg="yellow", err=True)
     if not parsed.posts:
         raise click.ClickException(f"no posts could be read from {path}")
     return parsed.posts
@@ -238,7 +234,7 @@ def _per_query_table(comparison: Any) -> str:
     names = [r.config.name for r in comparison.results]
     rows = [["query", *names, "text"]]
     for i, query in enumerate(comparison.queries):
-        cells = [query.id]
+        cells = [safe(query.id)]
         for result in comparison.results:
             scored = result.report.per_query[i]
             value = scored.metrics.get(ndcg)
@@ -246,7 +242,7 @@ def _per_query_table(comparison: Any) -> str:
             if query.evidence:
                 cell += f" ev {len(scored.evidence_found)}/{len(query.evidence)}"
             cells.append(cell)
-        rows.append([*cells, shorten(query.text, 60)])
+        rows.append([*cells, safe(shorten(query.text, 60))])
     widths = [max(len(row[col]) for row in rows) for col in range(len(rows[0]) - 1)]
     lines = ["  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[-1]]) for row in rows]
     return "\n".join(line.rstrip() for line in lines)

@@ -9,12 +9,15 @@ from typing import Any
 import click
 
 from core.cli.main import (
+    CHUNK_TOKENS,
+    CONCURRENCY,
+    DIMENSIONS,
     EMBED_MODEL_HELP,
     command,
     main,
-    print_json,
     settings_for,
 )
+from core.cli.output import echo, print_json
 from core.config import Settings
 from core.ingest import IngestReport
 from core.llm import LLMStats
@@ -33,7 +36,7 @@ from core.prepare import LLMPrepOptions, prepare_posts
     help="Let a post replace a stored one of the same id read from another file (refused otherwise).",
 )
 @click.option("--strategy", type=click.Choice(["paragraph", "fixed"]), help="Chunking strategy.")
-@click.option("--chunk-tokens", type=int, help="Target chunk size in tokens (paragraph strategy).")
+@click.option("--chunk-tokens", type=CHUNK_TOKENS, help="Target chunk size in tokens (paragraph strategy).")
 @click.option("--embed-model", help=EMBED_MODEL_HELP)
 @click.option(
     "--reader-languages",
@@ -43,7 +46,7 @@ from core.prepare import LLMPrepOptions, prepare_posts
 @click.option("--rewrite", is_flag=True, help="LLM: make 'this', 'those people'… say what they mean.")
 @click.option("--llm-chunks", is_flag=True, help="LLM: cut chunks by topic (checked against the post).")
 @click.option("--llm-keywords", is_flag=True, help="LLM: 1-6 keywords per chunk, seeing the whole post.")
-@click.option("--llm-concurrency", type=click.IntRange(min=1), help="Posts prepared by the LLM at once (4).")
+@click.option("--llm-concurrency", type=CONCURRENCY, help="Posts prepared by the LLM at once (4).")
 @click.option("--dry-run", is_flag=True, help="With LLM options: print rewrites and chunks, store nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def ingest(
@@ -90,14 +93,14 @@ def ingest(
             raise click.UsageError("reading a post from standard input needs --title")
         parsed.posts.append(parse_text(sys.stdin.read(), title, collection=collection or "writings"))
     for error in parsed.errors:
-        click.secho(f"skipped {error}", fg="yellow", err=True)
+        echo(f"skipped {error}", fg="yellow", err=True)
     for warning in parsed.warnings:
-        click.secho(f"warning {warning}", fg="yellow", err=True)
+        echo(f"warning {warning}", fg="yellow", err=True)
     if dry_run:
         if not llm.enabled:
             raise click.UsageError("--dry-run needs --rewrite, --llm-chunks or --llm-keywords")
         for line in dry_run_lines(parsed.posts, settings, llm):
-            click.echo(line)
+            echo(line)
         return
 
     with click.progressbar(length=max(1, len(parsed.posts)), label="Ingesting", file=sys.stderr) as bar:
@@ -120,7 +123,7 @@ def ingest(
         )
 
     for line in outcome_lines(report, llm):
-        click.echo(line, err=True)
+        echo(line, err=True)
     finish_report(report, as_json)
 
 
@@ -128,15 +131,15 @@ def finish_report(report: Any, as_json: bool) -> None:
     """Print an ingest report (failures to stderr); exit 1 when any file or post failed."""
     for outcome in report.outcomes:
         if outcome.status == "failed":
-            click.secho(f"failed {outcome.source} ({outcome.post_id}): {outcome.message}", fg="red", err=True)
+            echo(f"failed {outcome.source} ({outcome.post_id}): {outcome.message}", fg="red", err=True)
         elif outcome.message:
-            click.echo(f"{outcome.status} {outcome.source} ({outcome.post_id}): {outcome.message}", err=True)
+            echo(f"{outcome.status} {outcome.source} ({outcome.post_id}): {outcome.message}", err=True)
     if report.change_id:
-        click.echo(f"undo with: inkwell undo {report.change_id}", err=True)
+        echo(f"undo with: inkwell undo {report.change_id}", err=True)
     if as_json:
         print_json(report.to_json())
     else:
-        click.echo(report.summary())
+        echo(report.summary())
     if not report.ok:
         sys.exit(1)
 
@@ -149,7 +152,7 @@ def export_cmd(path: str, data_dir: str | None) -> None:
     from core.store import Store
 
     count = write_export(Store(settings_for(data_dir).data_dir), path)
-    click.echo(f"exported {count} chunks to {path}")
+    echo(f"exported {count} chunks to {path}")
 
 
 @command(main, "import")
@@ -163,9 +166,9 @@ def import_cmd(path: str, collection: str | None, replace: bool, as_json: bool, 
 
     report = ingest_paths([path], settings_for(data_dir), collection=collection, replace=replace)
     for error in report.errors:
-        click.secho(f"skipped {error}", fg="yellow", err=True)
+        echo(f"skipped {error}", fg="yellow", err=True)
     for warning in report.warnings:
-        click.secho(f"warning {warning}", fg="yellow", err=True)
+        echo(f"warning {warning}", fg="yellow", err=True)
     finish_report(report, as_json)
 
 
@@ -178,7 +181,7 @@ def import_cmd(path: str, collection: str | None, replace: bool, as_json: bool, 
     help="Model name or path to switch to, e.g. multilingual-e5-small or all-MiniLM-L6-v2 (default: the "
     "configured one).",
 )
-@click.option("--embed-dimensions", type=int, help="Vector size for OpenAI text-embedding-3 models.")
+@click.option("--embed-dimensions", type=DIMENSIONS, help="Vector size for OpenAI text-embedding-3 models.")
 def reembed(
     embed_backend: str | None, embed_model: str | None, embed_dimensions: int | None, data_dir: str | None
 ) -> None:
@@ -195,7 +198,7 @@ def reembed(
             bar.update(done - bar.pos)
 
         count = run_reembed(settings, progress=progress)
-    click.echo(f"re-embedded {count} chunks with {settings.embed_backend}:{settings.effective_embed_model}")
+    echo(f"re-embedded {count} chunks with {settings.embed_backend}:{settings.effective_embed_model}")
 
 
 # LLM preparation output ---

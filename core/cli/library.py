@@ -8,20 +8,22 @@ import click
 
 from core.cli.main import (
     DATA_DIR_HELP,
+    DAYS,
+    HITS,
     checked_question,
     command,
     known_errors,
     main,
-    print_json,
     settings_for,
     shorten,
 )
+from core.cli.output import MULTILINE, echo, echo_row, print_json
 from core.config import POST_SCORINGS, Settings
 
 
 @main.group(invoke_without_command=True)
 @click.option("--about", metavar="QUESTION", help="Rank posts by how much they are about QUESTION.")
-@click.option("--k", type=click.IntRange(min=1), help="With --about: at most this many posts (10).")
+@click.option("--k", type=HITS, help="With --about: at most this many posts (10).")
 @click.option("--collection", "collections", multiple=True, help="With --about: only these collections.")
 @click.option(
     "--scoring",
@@ -52,7 +54,7 @@ def posts(
             ctx.default_map = {name: {"data_dir": data_dir} for name in ctx.command.commands}
         return
     if about is None:
-        click.echo(ctx.get_help())
+        echo(ctx.get_help(), keep="\n")
         return
     try:
         _posts_about(about, k or 10, collections, scoring, as_json, data_dir)
@@ -81,13 +83,13 @@ def _posts_about(
         scoring=scoring or DEFAULT_SCORING,
     )
     if not matches:
-        click.secho("no posts (ingest some first, or check --collection)", fg="yellow", err=True)
+        echo("no posts (ingest some first, or check --collection)", fg="yellow", err=True)
     for match in matches:
         if as_json:
             print_json(match.to_json())
             continue
         fields = [f"{match.relevance:.4f}", match.post_id, match.collection, match.date or "-", match.title]
-        click.echo("\t".join([*fields, shorten(match.best_text, 80)]))
+        echo_row([*fields, shorten(match.best_text, 80)])
 
 
 @command(posts, "list")
@@ -97,20 +99,15 @@ def posts_list(as_json: bool, ids: bool, data_dir: str | None) -> None:
     """List stored posts: id, collection, date, chunks, title (tab-separated)."""
     from core.store import Store
 
-    for row in Store(settings_for(data_dir).data_dir).list_posts():
+    for post in Store(settings_for(data_dir).data_dir).list_posts():
         if as_json:
-            print_json(row)
+            print_json(post)
         elif ids:
-            click.echo(row["post_id"])
+            echo(post["post_id"])
         else:
-            fields = [
-                row["post_id"],
-                row["collection"],
-                row["date"] or "-",
-                str(row["n_chunks"]),
-                row["title"],
-            ]
-            click.echo("\t".join(fields))
+            echo_row(
+                [post["post_id"], post["collection"], post["date"] or "-", post["n_chunks"], post["title"]]
+            )
 
 
 @command(posts, "show")
@@ -120,13 +117,13 @@ def posts_show(post_id: str, raw: bool, data_dir: str | None) -> None:
     """Show one post's metadata and raw text."""
     from core.store import Store
 
-    row = Store(settings_for(data_dir).data_dir).get_post(post_id)
-    if row is None:
+    post = Store(settings_for(data_dir).data_dir).get_post(post_id)
+    if post is None:
         raise click.ClickException(f"no post with id {post_id!r} (see `inkwell posts list`)")
     if raw:
-        click.echo(row["raw"])
+        echo(post["raw"], keep=MULTILINE)
         return
-    meta = {k: v for k, v in row.items() if k not in ("raw", "terms", "_distance")}
+    meta = {k: v for k, v in post.items() if k not in ("raw", "terms", "_distance")}
     print_json(meta)
 
 
@@ -144,7 +141,7 @@ def posts_delete(post_ids: tuple[str, ...], data_dir: str | None) -> None:
     store = Store(settings_for(data_dir).data_dir)
     deleted = store.delete_posts(ids)
     missing = len(set(ids)) - deleted
-    click.echo(f"deleted {deleted} post(s)" + (f"; {missing} id(s) not found" if missing else ""))
+    echo(f"deleted {deleted} post(s)" + (f"; {missing} id(s) not found" if missing else ""))
     if deleted:
         store.optimize()
 
@@ -161,17 +158,13 @@ def chunks_list(post_id: str | None, as_json: bool, data_dir: str | None) -> Non
     """List chunks: chunk id, tokens, section, keywords, start of text (tab-separated)."""
     from core.store import Store
 
-    for row in Store(settings_for(data_dir).data_dir).list_chunks(post_id):
+    for chunk in Store(settings_for(data_dir).data_dir).list_chunks(post_id):
         if as_json:
-            print_json(row)
+            print_json(chunk)
         else:
-            fields = [
-                row["chunk_id"],
-                str(row["tokens"]),
-                row["section"] or "-",
-                ", ".join(row["keywords"] or []),
-            ]
-            click.echo("\t".join([*fields, shorten(row["text"], 80)]))
+            keywords = ", ".join(chunk["keywords"] or [])
+            fields = [chunk["chunk_id"], chunk["tokens"], chunk["section"] or "-", keywords]
+            echo_row([*fields, shorten(chunk["text"], 80)])
 
 
 @command(chunks, "show")
@@ -181,12 +174,14 @@ def chunks_show(chunk_id: str, data_dir: str | None) -> None:
     from core.embed import embedded_text
     from core.store import Store
 
-    row = Store(settings_for(data_dir).data_dir).get_chunk(chunk_id)
-    if row is None:
+    chunk = Store(settings_for(data_dir).data_dir).get_chunk(chunk_id)
+    if chunk is None:
         raise click.ClickException(f"no chunk with id {chunk_id!r} (see `inkwell chunks list`)")
-    row = {k: v for k, v in row.items() if k not in ("vector", "_distance")}
-    row["embedded_text"] = embedded_text(row["section"], row["text"], row["keywords"] or [], row["title"])
-    print_json(row)
+    chunk = {k: v for k, v in chunk.items() if k not in ("vector", "_distance")}
+    chunk["embedded_text"] = embedded_text(
+        chunk["section"], chunk["text"], chunk["keywords"] or [], chunk["title"]
+    )
+    print_json(chunk)
 
 
 @command(main)
@@ -216,7 +211,7 @@ def info(as_json: bool, data_dir: str | None) -> None:
         print_json(details)
     else:
         for key, value in details.items():
-            click.echo(f"{key:>22}: {value}")
+            echo(f"{key:>22}: {value}")
 
 
 def _disk_details(settings: Settings) -> dict:
@@ -252,7 +247,7 @@ def _active_embedder(settings: Settings, table_model: str | None) -> str:
 @click.option(
     "--older-than",
     "days",
-    type=click.FloatRange(min=0),
+    type=DAYS,
     default=90,
     show_default=True,
     help="Only what was last written this many days ago or more (0: everything).",
@@ -296,11 +291,11 @@ def clean(days: float, dry_run: bool, as_json: bool, data_dir: str | None) -> No
     verb = "Would remove" if dry_run else "Removed"
     tables_said = f"{len(tables)} evaluation table" + ("" if len(tables) == 1 else "s")
     replies_said = f"{replies} cached LLM repl" + ("y" if replies == 1 else "ies")
-    click.echo(f"{verb} {tables_said} ({freed / 1e6:,.1f} MB) and {replies_said}.")
+    echo(f"{verb} {tables_said} ({freed / 1e6:,.1f} MB) and {replies_said}.")
     for table in tables:
-        click.echo(f"  {table.path}  {table.bytes / 1e6:,.1f} MB, last written {table.age_days:.0f} days ago")
+        echo(f"  {table.path}  {table.bytes / 1e6:,.1f} MB, last written {table.age_days:.0f} days ago")
     if unlisted:
-        click.secho(
+        echo(
             "The data directory is on object storage: delete its eval-tables/ prefix with the storage's "
             "own tools to remove the evaluation tables.",
             fg="yellow",

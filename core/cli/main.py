@@ -6,13 +6,14 @@ machine-readable output, so commands compose: `inkwell posts list --ids | inkwel
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
 import click
 
+from core.cli.output import EscapingGroup
 from core.config import ConfigError, Settings
 
 DATA_DIR_HELP = (
@@ -24,6 +25,26 @@ EMBED_MODEL_HELP = (
     "multilingual-e5-small (questions in any language); default: chosen by the posts' language. An "
     "existing table keeps its model: switch with `inkwell reembed --embed-model`."
 )
+
+
+class NumberRange(click.FloatRange):
+    """A FloatRange that also refuses "nan", which every comparison with a bound lets through."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number.", param, ctx)
+        return number
+
+
+# The numeric options' ranges: a value outside one is a usage error (exit 2) that names the option, before
+# a huge one can reach LanceDB or the clock as "Python int too large to convert to C long".
+HITS = click.IntRange(1, 1000)  # --k: hits, posts, the recall cut-off
+CHUNK_TOKENS = click.IntRange(20, 8192)
+CONCURRENCY = click.IntRange(1, 64)
+DIMENSIONS = click.IntRange(1, 8192)
+DAYS = NumberRange(0, 36500)
+RELEVANCE = NumberRange(0, 1)
 
 
 def settings_for(data_dir: str | None, **overrides: Any) -> Settings:
@@ -71,10 +92,6 @@ def checked_question(question: str | None, settings: Settings, hint: str = "QUES
         raise click.BadParameter(f"{exc}{extra}", param_hint=hint) from None
 
 
-def print_json(value: Any) -> None:
-    click.echo(json.dumps(value, ensure_ascii=False))
-
-
 def listed(values: tuple[str, ...], allowed: tuple[str, ...], default: str, hint: str) -> list[str]:
     """Option values, repeatable and/or comma-separated, in order, without repeats."""
     chosen = [v.strip().lower() for value in values for v in value.split(",") if v.strip()]
@@ -89,7 +106,7 @@ def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=EscapingGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="inkwell")
 def main() -> None:
     """Inkwell: ask an author's writings. Ingest posts, search them, and get grounded answers."""

@@ -7,13 +7,15 @@ from typing import Any
 import click
 
 from core.cli.main import (
+    HITS,
+    RELEVANCE,
     checked_question,
     command,
     main,
-    print_json,
     settings_for,
     shorten,
 )
+from core.cli.output import echo, print_json
 from core.config import RERANKERS, RETRIEVAL_MODES, Settings
 
 MODE_HELP = "Retrieval: dense (embeddings), fts (BM25 keywords) or hybrid (both, fused)."
@@ -33,8 +35,6 @@ def search_settings(
 ) -> Settings:
     settings = settings_for(data_dir, threshold=threshold, retrieval_mode=mode, reranker=rerank)
     if k is not None:
-        if k < 1:
-            raise click.BadParameter("--k must be at least 1")
         settings = settings.replace(
             max_chunks=k, min_chunks=min(settings.min_chunks, k), top_k=max(settings.top_k, k)
         )
@@ -46,8 +46,8 @@ def search_settings(
 @click.option(
     "--queries", type=click.Path(exists=True, dir_okay=False), help="JSONL file of {id, text}: batch mode."
 )
-@click.option("--k", type=int, help="At most this many hits (overrides max_chunks).")
-@click.option("--threshold", type=float, help="Relevance threshold (0..1).")
+@click.option("--k", type=HITS, help="At most this many hits (overrides max_chunks).")
+@click.option("--threshold", type=RELEVANCE, help="Relevance threshold (0..1).")
 @click.option("--collection", "collections", multiple=True, help="Only these collections (repeatable).")
 @click.option("--no-route", is_flag=True, help=NO_ROUTE_HELP)
 @click.option("--mode", type=click.Choice(RETRIEVAL_MODES), help=MODE_HELP + " Default: retrieval_mode.")
@@ -98,11 +98,11 @@ def search(
             if as_json:
                 print_json({"id": query_id, "query": text, "error": str(exc)})
             else:
-                click.secho(f"# {query_id}: {exc}", fg="red", err=True)
+                echo(f"# {query_id}: {exc}", fg="red", err=True)
             continue
         print_route(decision)
         for note in result.notes:
-            click.secho(note, fg="yellow", err=True)
+            echo(note, fg="yellow", err=True)
         if as_json:
             out: dict[str, Any] = {
                 "query": text,
@@ -114,16 +114,14 @@ def search(
             print_json(out)
             continue
         if query_id is not None:
-            click.secho(f"# {query_id}: {text}", bold=True)
+            echo(f"# {query_id}: {text}", bold=True)
         for hit in result.hits:
             section = f" — {hit.section}" if hit.section else ""
-            click.secho(
-                f"{hit.rank:>3}. {hit.relevance:.4f}  {hit.title}{section}  [{hit.chunk_id}]", bold=True
-            )
+            echo(f"{hit.rank:>3}. {hit.relevance:.4f}  {hit.title}{section}  [{hit.chunk_id}]", bold=True)
             why = _why(hit, result.mode)
             if why:
-                click.secho(f"     {why}", dim=True)
-            click.echo("     " + shorten(hit.text, 220))
+                echo(f"     {why}", dim=True)
+            echo("     " + shorten(hit.text, 220))
     if failed:
         raise click.ClickException(f"{failed} of {len(batch)} questions could not be searched")
 
@@ -148,9 +146,9 @@ def print_route(decision: Any) -> None:
     """The router's decision on stderr; silent when the reader chose, routing is off or there is one
     collection, so output stays as it was."""
     for note in decision.notes:
-        click.secho(note, fg="yellow", err=True)
+        echo(note, fg="yellow", err=True)
     if decision.status in ("routed", "unsure"):
-        click.secho(f"route: {decision.summary()}", dim=True, err=True)
+        echo(f"route: {decision.summary()}", dim=True, err=True)
 
 
 @command(main, "route")
@@ -174,10 +172,10 @@ def route_cmd(question: str, as_json: bool, data_dir: str | None) -> None:
         print_json(decision.to_json())
         return
     for note in decision.notes:
-        click.secho(note, fg="yellow", err=True)
-    click.secho(decision.summary(), bold=True)
+        echo(note, fg="yellow", err=True)
+    echo(decision.summary(), bold=True)
     for reason in decision.reasons:
-        click.echo(f"  {reason}")
+        echo(f"  {reason}")
     for name, score in decision.scores.items():
         rule = f"  rule: {', '.join(decision.rule_hits[name])}" if name in decision.rule_hits else ""
-        click.echo(f"  {name:<20} score {score:.3f}  nearest chunk {decision.similarity[name]:.3f}{rule}")
+        echo(f"  {name:<20} score {score:.3f}  nearest chunk {decision.similarity[name]:.3f}{rule}")

@@ -4,10 +4,24 @@
 
 The chat page and `inkwell ask`/`search`/`route`/`posts --about` call it first, so a 20,000-character
 paste is refused with a clear message before it is embedded, searched or sent to a model (where it would
-hold up the other readers' answers). Length is counted in characters (code points) after stripping.
+hold up the other readers' answers). Length is counted as a person sees it: in user-perceived characters
+(Unicode grapheme clusters), so an emoji, a flag or a ZWJ family counts as one, like a letter with its
+accents. Code points are capped too, at RAW_FACTOR times the limit, so a flood of combining marks (which
+draws as a few characters) is refused as well.
 """
 
 from __future__ import annotations
+
+import regex
+
+# Room for the code points of what reads as one character: the longest emoji sequences (a kiss with two
+# skin tones) take 10, families 5–7, a letter with its accents 2–3. More than this is a flood.
+RAW_FACTOR = 8
+
+# A longer paste is measured in code points: counting its clusters would take ~40 ms per 100,000.
+COUNTED = 100_000
+
+_GRAPHEME = regex.compile(r"\X")
 
 
 class QuestionError(ValueError):
@@ -20,18 +34,36 @@ class QuestionError(ValueError):
         self.limit = limit
 
 
+def perceived_length(text: str) -> int:
+    """How many characters a person sees in `text`: its extended grapheme clusters (Unicode UAX #29)."""
+    return sum(1 for _ in _GRAPHEME.finditer(text))
+
+
 def check_question(question: str | None, max_chars: int) -> str:
-    """The question without surrounding whitespace; QuestionError if it is empty or longer than
-    `max_chars` characters (0: no limit)."""
+    """The question without surrounding whitespace; QuestionError if it is empty, longer than `max_chars`
+    user-perceived characters, or made of more than RAW_FACTOR × `max_chars` code points (0: no limit)."""
     text = (question or "").strip()
     if not text:
         raise QuestionError("The question is empty: please type a question.", kind="empty")
-    if max_chars and len(text) > max_chars:
+    if not max_chars:
+        return text
+    raw_limit = RAW_FACTOR * max_chars
+    # A paste too long whatever it draws as is not worth counting in clusters.
+    length = perceived_length(text) if len(text) <= max(raw_limit, COUNTED) else len(text)
+    if length > max_chars:
         raise QuestionError(
-            f"This question is {len(text):,} characters long, and questions are limited to {max_chars:,}. "
+            f"This question is {length:,} characters long, and questions are limited to {max_chars:,}. "
             "Please ask a shorter question.",
             kind="too_long",
-            length=len(text),
+            length=length,
             limit=max_chars,
+        )
+    if len(text) > raw_limit:
+        raise QuestionError(
+            f"This question is made of {len(text):,} Unicode code points (letters, accents, emoji parts), "
+            f"and questions are limited to {raw_limit:,}. Please ask a shorter question.",
+            kind="too_long",
+            length=len(text),
+            limit=raw_limit,
         )
     return text
