@@ -171,6 +171,9 @@ class Settings:
     translate_question: bool | None = None
     context_token_budget: int | None = None
     request_timeout: float = 60.0
+    # Seconds to make a connection to a model or embedding server; one that cannot be made is not
+    # retried (core/llm/client.py), so a server that is down is known in about this long.
+    connect_timeout: float = 5.0
     max_retries: int = 4
     # Generated answers (core/answer/release.py, reply.py): "auto" and "strict" leave out the sentences the
     # excerpts do not support (see GROUNDINGS for how they differ); "check" shows every sentence and
@@ -333,6 +336,13 @@ class Settings:
         self.trusted_proxy_networks  # noqa: B018 (raises ConfigError for a bad entry)
         if self.read_consistency_seconds < 0:
             raise ConfigError(f"read_consistency_seconds must be >= 0, not {self.read_consistency_seconds}")
+        if not (self.request_timeout > 0 and self.connect_timeout > 0):
+            raise ConfigError(
+                f"request_timeout and connect_timeout must be > 0 seconds, not "
+                f"{self.request_timeout:g} and {self.connect_timeout:g}"
+            )
+        if self.max_retries < 0:
+            raise ConfigError(f"max_retries must be >= 0, not {self.max_retries}")
         if not self.conversation_hours > 0:
             raise ConfigError(f"conversation_hours must be > 0, not {self.conversation_hours}")
 

@@ -116,6 +116,12 @@ def show_message(message: dict, last: bool = False) -> None:
         show_details(message, last)
 
 
+def _detail(exc: LLMError) -> str:
+    """The error in brackets, after a space, for the owner; "" for a public reader."""
+    detail = replies.model_detail(exc)
+    return f" ({detail})" if detail else ""
+
+
 def history() -> list[dict]:
     """Earlier turns for the model: answered ones only (a failed answer has no content)."""
     return [
@@ -142,12 +148,12 @@ def ask(question: str, override: list[str] | None = None) -> dict:
                 busy = gate.status().running >= gate.capacity
                 query = rewrite_followup(question, turns, settings, use_model=not busy)
             except LLMError as exc:
-                st.caption(f"Could not rewrite the follow-up ({md(exc)}); searching for it as asked.")
+                st.caption(f"Could not rewrite the follow-up{_detail(exc)}; searching for it as asked.")
         if settings.should_translate:
             try:
                 query = translate_for_corpus(query, settings)  # into the writings' language
             except LLMError as exc:
-                st.caption(f"Could not translate the question ({md(exc)}); searching for it as asked.")
+                st.caption(f"Could not translate the question{_detail(exc)}; searching for it as asked.")
         if query.strip() != question.strip():
             message["searched"] = query
             st.caption(f"Searched for: {md(query)}")
@@ -163,18 +169,27 @@ def ask(question: str, override: list[str] | None = None) -> dict:
         for note in decision.notes:
             st.caption(md(note))
         answered = reply(question, retrieval.hits, settings, embedder, history=turns, query=query)
-        label = describe_llm(settings) if answered.mode == "generative" else None
         try:
             if answered.mode == "generative":
                 # Model-written answers queue for a slot; quotes and fixed replies never wait.
                 with gate.enter(owner=shared.owner_key(), alive=shared.session_alive()) as ticket:
                     shared.show_place_in_line(ticket)
-                    st.write_stream(shared.safe_answer_stream(ticket.stream(answered)))
+                    streamed = st.empty()
+                    with streamed.container():
+                        # A reply that falls back to quoting is drawn below as quotes, not as a stream.
+                        deltas = (d for d in ticket.stream(answered) if answered.fallback is None)
+                        st.write_stream(shared.safe_answer_stream(deltas))
+                if answered.fallback is not None:
+                    streamed.empty()
             else:
                 for _ in answered:  # quoted or fixed: the whole text at once
                     pass
         finally:
-            message.update(replies.reply_message(answered, label, settings.uses_builtin_llm))
+            # Named only when a model wrote the answer; where an own server runs is for the owner only.
+            label = describe_llm(settings, endpoint=False) if answered.mode == "generative" else None
+            message.update(
+                replies.reply_message(answered, label, settings.uses_builtin_llm, describe_llm(settings))
+            )
         if answered.mode != "generative":
             replies.show_body(message)
     except AnswerRefused as exc:
@@ -182,7 +197,7 @@ def ask(question: str, override: list[str] | None = None) -> dict:
     except AnswerStopped as exc:
         message["error"] = f"The answer was stopped: {md(exc)}"
     except LLMError as exc:
-        message["error"] = f"The answer model failed: {md(exc)}"
+        message["error"] = replies.model_failed(exc)
     except shared.KNOWN_ERRORS as exc:
         message["error"] = f"Could not answer: {md(exc)}"
     if message.get("error"):

@@ -1,6 +1,7 @@
 """The chat's replies through AppTest: the author's quoted sentences by default with the built-in model,
 "I haven't written about that" with the closest posts for what the posts do not answer, and the
-sidebar's answer-mode switch. Real pages, real LanceDB, the real embedder; the scripted server only
+sidebar's answer-mode switch; with the model server down, the author's quoted sentences and a note,
+and no server address for public readers. Real pages, real LanceDB, the real embedder; the scripted server only
 where a generated answer is wanted (and to prove no model is called otherwise)."""
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from urllib.parse import quote
 
 import pytest
 
+from core.answer.reply import UNREACHABLE_NOTE
 from pages.shared.replies import excerpts_label
 from tests.conftest import open_app, shown, texts
+from tests.e2e_support import free_port
 from tests.servers import ScriptedOpenAIServer
 from tests.test_app import BEES, corpus, data_dir  # noqa: F401  (fixtures)
 
@@ -141,3 +144,65 @@ def test_a_generated_answer_waits_for_a_free_slot(monkeypatch):
         assert not at.exception and not at.error
         assert at.chat_message[1].markdown[0].value == "Swarming starts in May."
         assert gate.status().running == 0 and gate.status().waiting == 0
+
+
+# A model server that is down, and where it runs --------------------------------------------------------
+
+
+def page_text(at) -> str:
+    """Everything the page shows (main and sidebar, every element's proto), Markdown escapes removed."""
+    parts: list[str] = []
+
+    def walk(node) -> None:
+        proto = getattr(node, "proto", None)
+        if proto is not None:
+            parts.append(str(proto))
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return "\n".join(parts).replace("\\", "")
+
+
+def ask_with_dead_model(monkeypatch: pytest.MonkeyPatch, **secrets: str):
+    url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    monkeypatch.setenv("INKWELL_ROUTING", "off")
+    at = open_app(**secrets)
+    at.chat_input[0].set_value("When does swarming season start?").run()
+    assert not at.exception
+    return at, url.removeprefix("http://").removesuffix("/v1")
+
+
+def test_a_reader_gets_the_authors_passage_and_no_server_address(monkeypatch):
+    at, address = ask_with_dead_model(monkeypatch, admin_password="owner only")  # a public reader
+    reply = at.chat_message[1]
+    assert any("Swarming season starts in May." in t for t in shown(reply.markdown))
+    captions = shown(reply.caption)
+    assert UNREACHABLE_NOTE in captions
+    assert not any(c.startswith(("Answered by", "Model error")) for c in captions)
+    assert not at.error
+    assert address not in page_text(at) and "refused" not in page_text(at).lower()
+
+
+def test_the_owner_sees_which_server_failed(monkeypatch):
+    at, address = ask_with_dead_model(monkeypatch)  # no admin password: single-user, the owner
+    reply = at.chat_message[1]
+    assert any("Swarming season starts in May." in t for t in shown(reply.markdown))
+    captions = shown(reply.caption)
+    assert UNREACHABLE_NOTE in captions
+    assert any(c.startswith("Model error") and address in c for c in captions)
+    assert not any(t.startswith("Answered by") for t in texts(reply.caption))
+
+
+def test_readers_see_which_model_answered_but_not_where_it_runs(monkeypatch):
+    with ScriptedOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("INKWELL_ROUTING", "off")
+        server.chat("Swarming starts in May.")
+        at = open_app(admin_password="owner only")
+        at.chat_input[0].set_value("When does swarming season start?").run()
+        assert not at.exception and not at.error
+        assert at.chat_message[1].markdown[0].value == "Swarming starts in May."
+        assert "Answered by gpt-4o-mini." in shown(at.chat_message[1].caption)
+        assert f"127.0.0.1:{server.port}" not in page_text(at)

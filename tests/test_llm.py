@@ -130,7 +130,7 @@ def test_openai_client_uses_key_default_url_and_retry_settings():
     assert client.base_url.host == "api.openai.com"
     assert model == "gpt-4o-mini"
     assert client.max_retries == 3
-    assert client.timeout == 12.5
+    assert client.timeout.read == 12.5 and client.timeout.connect == settings.connect_timeout == 5.0
     assert client.api_key == FAKE_KEY
     client.close()
 
@@ -234,6 +234,65 @@ def test_connection_refused_is_reported():
         chat(settings, MESSAGES)
     assert info.value.kind == "connection"
     assert f"127.0.0.1:{port}" in str(info.value)
+
+
+def retried(records: list[logging.LogRecord]) -> list[str]:
+    """The openai client's "Retrying request …" log lines."""
+    return [r.getMessage() for r in records if r.getMessage().startswith("Retrying request")]
+
+
+def test_a_refused_connection_fails_in_one_attempt_without_backoff(caplog):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    settings = Settings(openai_base_url=f"http://127.0.0.1:{port}/v1", max_retries=4)
+    with caplog.at_level(logging.INFO, logger="openai"), pytest.raises(LLMError) as info:
+        chat(settings, MESSAGES)
+    assert info.value.kind == "connection" and "refused" in str(info.value).lower()
+    assert "retries" not in str(info.value)  # none were made, so the message claims none
+    assert retried(caplog.records) == []  # was 4, with ~8 s of backoff
+
+
+def test_a_connection_not_accepted_in_time_is_not_retried(caplog):
+    # A listener whose accept queue is full: the kernel drops further SYNs, as for an unreachable host.
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(0)
+        port = server.getsockname()[1]
+        waiting = []
+        for _ in range(3):
+            client = socket.socket()
+            client.setblocking(False)
+            client.connect_ex(("127.0.0.1", port))
+            waiting.append(client)
+        settings = Settings(
+            openai_base_url=f"http://127.0.0.1:{port}/v1",
+            connect_timeout=0.3,
+            request_timeout=2,
+            max_retries=4,
+        )
+        try:
+            with caplog.at_level(logging.INFO, logger="openai"), pytest.raises(LLMError) as info:
+                chat(settings, MESSAGES)
+        finally:
+            for client in waiting:
+                client.close()
+    assert info.value.kind == "connection" and "no answer within 0.3 s" in str(info.value)
+    assert retried(caplog.records) == []
+
+
+def test_a_server_error_after_connecting_is_still_retried(scripted: ScriptedOpenAIServer, caplog):
+    scripted.error(503, "overloaded").error(503, "overloaded").chat("Back again.")
+    with caplog.at_level(logging.INFO, logger="openai"):
+        assert chat(remote(scripted, max_retries=2), MESSAGES) == "Back again."
+    assert len(retried(caplog.records)) == 2 and len(scripted.chat_requests) == 3
+
+
+def test_the_public_label_leaves_out_the_servers_address():
+    settings = Settings(openai_base_url="http://10.0.0.7:8000/v1", chat_model="llama3")
+    assert describe_llm(settings) == "llama3 via http://10.0.0.7:8000/v1"
+    assert describe_llm(settings, endpoint=False) == "llama3"
+    assert describe_llm(Settings(openai_api_key=FAKE_KEY), endpoint=False) == "gpt-4o-mini via OpenAI"
 
 
 def test_unknown_model_is_reported(scripted: ScriptedOpenAIServer):

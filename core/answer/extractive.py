@@ -6,7 +6,7 @@
 
 Small local models put invented facts in the author's mouth; this answers without any model writing a
 word: every sentence is a verbatim slice of a hit's text (`hit.text[q.start:q.start + len(q.text)]`),
-and the only other words are the fixed "From *<title>*:" per post.
+and the only other words are the fixed "From *<title>*:" per post (the title escaped: text, not markup).
 
 Candidates are the sentences of the best MAX_HITS hits (chunks are split into lines first, so spec
 lists and list items stand alone). Headings, date lines, "The dimensions:" lead-ins, fragments under
@@ -104,6 +104,8 @@ MAX_POSTS = 2
 WARM_UP_LIMIT = 25_000
 WARM_UP_BATCH = 64
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]~$])")
+
 OMISSION = " … "  # between sentences of one post that do not follow each other in it
 
 # A sentence that announces the next one: a lead-in ending in a colon, or "Here is/are …".
@@ -175,7 +177,8 @@ class ExtractiveAnswer:
 
     @property
     def text(self) -> str:
-        """The answer as Markdown: "From *<title>*:" and the post's sentences, per post.
+        """The answer as Markdown: "From *<title>*:" and the post's sentences, per post. The title is
+        shown literally (`markdown_literal`): a title is the post's data, not markup.
 
         Sentences that follow each other in the chunk are joined by a space, others by " … ", so a
         reader sees where something was left out; no other word is added.
@@ -186,7 +189,7 @@ class ExtractiveAnswer:
             for prev, quote in itertools.pairwise(quotes):
                 adjacent = prev.chunk_id == quote.chunk_id and prev.index + 1 == quote.index
                 body += (" " if adjacent else OMISSION) + quote.text
-            blocks.append(f"From *{title}*:\n{body}")
+            blocks.append(f"From *{markdown_literal(title)}*:\n{body}")
         return "\n\n".join(blocks)
 
     def to_json(self) -> dict:
@@ -198,6 +201,14 @@ class ExtractiveAnswer:
             "best_similarity": round(self.best_similarity, 4),
             "candidates": self.candidates,
         }
+
+
+def markdown_literal(text: str) -> str:
+    """`text` as Markdown that renders as exactly that text: HTML's `& < >` as entities (inert even
+    where a renderer passes HTML through) and a backslash before what would start emphasis, code, a
+    link or an image, strikethrough or (Streamlit) math."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 # Selection ------------------------------------------------------------------------------------------

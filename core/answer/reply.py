@@ -15,6 +15,11 @@ With the default "auto" grounding, a generated answer the grounding check could 
 in another language than the posts, with an English-only embedding model) is not generated: the reply
 quotes the author instead.
 
+When the model cannot answer before it has written a sentence (its server is down or unreachable,
+refuses the request, fails), the reply quotes the author instead (`fallback` holds the error, and
+`fallback_note` a sentence for the reader saying why the author's own words are quoted); an answer
+stopped on purpose (LLMError kind "cancelled") or cut off mid-way still raises.
+
 In every mode the question must first clear the relevance bar (core/answer/abstain.py): when nothing
 retrieved answers it, the reader gets a fixed reply in the author's voice, in the question's language,
 and the closest posts as suggestions; no model is called.
@@ -32,6 +37,7 @@ from core.answer.generate import AnswerStream, Source, answer, sources_of
 from core.answer.grounding import Grounding, SentenceSupport, excerpts_language, unreadable
 from core.config import ANSWER_MODES, Settings
 from core.embed import Embedder
+from core.llm import LLMError
 from core.models import Hit
 from core.text import detect_language
 
@@ -51,6 +57,12 @@ CLOSEST = {
     "es": "Las publicaciones más cercanas:",
     "tr": "En yakın yazılarım:",
 }
+
+# The note under a reply that quotes the author because the model could not answer. It names no
+# server and quotes no error: public readers see it.
+UNREACHABLE_NOTE = "The answer model could not be reached, so these are the author's own words, quoted."
+FAILED_NOTE = "The answer model could not answer just now, so these are the author's own words, quoted."
+UNREACHABLE_KINDS = frozenset({"connection", "timeout", "builtin"})
 
 
 def resolve_mode(settings: Settings, mode: str | None = None) -> str:
@@ -80,7 +92,15 @@ class Reply:
     text: str = ""
     suggestions: list[Suggestion] = field(default_factory=list)  # closest posts, with no answer
     seconds: float = 0.0  # from the call to the whole text, retrieval not included
+    fallback: LLMError | None = None  # why a generative reply quotes the author instead
     _started: float = field(default=0.0, repr=False)
+
+    @property
+    def fallback_note(self) -> str:
+        """For the reader, when the reply fell back to quoting: that the model could not answer. "" else."""
+        if self.fallback is None:
+            return ""
+        return UNREACHABLE_NOTE if self.fallback.kind in UNREACHABLE_KINDS else FAILED_NOTE
 
     @property
     def quotes(self) -> list[Quote]:
@@ -127,18 +147,33 @@ class Reply:
 
     def __iter__(self) -> Iterator[str]:
         if self.mode == "generative" and self.stream is not None:
-            parts: list[str] = []
+            failed: LLMError | None = None
             try:
-                for delta in self.stream:
-                    parts.append(delta)
-                    yield delta
+                yield from self.stream
+            except LLMError as err:
+                if not self._may_fall_back(err):
+                    raise
+                failed = err
             finally:
                 self.text = self.stream.text
                 self.seconds = time.perf_counter() - self._started
-            return
+            if failed is None:
+                return
+            self._fall_back(failed)
         self.seconds = time.perf_counter() - self._started
         if self.text:
             yield self.text
+
+    def _may_fall_back(self, err: LLMError) -> bool:
+        """Whether the author can be quoted instead: nothing generated was shown yet, the answer was not
+        stopped on purpose, and there are sentences to quote."""
+        assert self.stream is not None
+        quotable = self.extracted is not None and not self.extracted.empty
+        return quotable and err.kind != "cancelled" and not self.stream.text.strip()
+
+    def _fall_back(self, err: LLMError) -> None:
+        assert self.extracted is not None
+        self.mode, self.fallback, self.text = "extractive", err, self.extracted.text
 
     def to_json(self) -> dict:
         return {
@@ -149,6 +184,18 @@ class Reply:
             "suggestions": [s.to_json() for s in self.suggestions],
             "relevance_bar": self.verdict.to_json(),
             "seconds": round(self.seconds, 3),
+            "fallback": self.fallback_json(),
+        }
+
+    def fallback_json(self) -> dict | None:
+        """Why the reply quotes instead of generating (the error names the server: not for the public)."""
+        if self.fallback is None:
+            return None
+        return {
+            "from": "generative",
+            "kind": self.fallback.kind,
+            "error": self.fallback.message,
+            "note": self.fallback_note,
         }
 
 

@@ -24,7 +24,7 @@ ANSWER_MODE_HELP = (
 )
 
 
-@command(main)
+@command(main, json_errors=True)
 @click.argument("question")
 @click.option("--collection", "collections", multiple=True, help="Only these collections (repeatable).")
 @click.option("--no-route", is_flag=True, help=NO_ROUTE_HELP)
@@ -57,7 +57,7 @@ def ask(
     """
     from core.answer import reply, translate_for_corpus
     from core.embed import embedder_for_store
-    from core.llm import describe_llm
+    from core.llm import LLMError, describe_llm
     from core.search import route_and_search
     from core.store import Store
 
@@ -71,7 +71,12 @@ def ask(
     question = checked_question(question, settings)  # empty or over-long: refused before any work
     store = Store(settings.data_dir)
     embedder = embedder_for_store(settings, store.model_id())
-    query = translate_for_corpus(question, settings) if settings.should_translate else question
+    query = question
+    if settings.should_translate:
+        try:
+            query = translate_for_corpus(question, settings)
+        except LLMError as exc:
+            echo(f"Could not translate the question ({exc}); searching for it as asked.", err=True)
     decision, result = route_and_search(
         query, settings, store=store, embedder=embedder, chosen=list(collections) or None
     )
@@ -85,6 +90,10 @@ def ask(
     for delta in answered:
         if not as_json:
             echo(delta, keep=MULTILINE, nl=False)
+    if answered.fallback is not None:  # quoted instead: no model answered
+        label = None
+        if not as_json:
+            echo(f"\n{answered.fallback_note} ({answered.fallback})", fg="yellow", err=True)
     if as_json:
         print_json(
             {

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from core.cli.output import EscapingGroup
+from core.cli.output import EscapingGroup, print_json
 from core.config import ConfigError, Settings
 
 DATA_DIR_HELP = (
@@ -62,8 +62,10 @@ def known_errors() -> tuple[type[BaseException], ...]:
     return (ConfigError, StoreError, EmbedError, LLMError, ValueError, FileNotFoundError)
 
 
-def command(group: click.Group, name: str | None = None) -> Callable:
-    """A subcommand with `--data-dir`, whose known errors print as one line instead of a traceback."""
+def command(group: click.Group, name: str | None = None, *, json_errors: bool = False) -> Callable:
+    """A subcommand with `--data-dir`, whose known errors print as one line instead of a traceback
+    (exit 1). With `json_errors`, under `--json` the error is also printed on stdout as a JSON object
+    (`error_json`), so a script reading stdout always gets JSON."""
 
     def decorate(fn: Callable) -> Callable:
         @wraps(fn)
@@ -71,6 +73,8 @@ def command(group: click.Group, name: str | None = None) -> Callable:
             try:
                 return fn(*args, **kwargs)
             except known_errors() as exc:
+                if json_errors and kwargs.get("as_json"):
+                    print_json(error_json(exc))
                 raise click.ClickException(str(exc)) from exc
 
         wrapper = click.option("--data-dir", envvar="INKWELL_DATA_DIR", help=DATA_DIR_HELP)(wrapper)
@@ -90,6 +94,11 @@ def checked_question(question: str | None, settings: Settings, hint: str = "QUES
             " (setting max_question_chars, env INKWELL_MAX_QUESTION_CHARS)" if exc.kind == "too_long" else ""
         )
         raise click.BadParameter(f"{exc}{extra}", param_hint=hint) from None
+
+
+def error_json(exc: BaseException) -> dict[str, str]:
+    """{"error": the one-line message, "kind": the error's tag (LLMError's kind) or its class name}."""
+    return {"error": str(exc), "kind": str(getattr(exc, "kind", "") or type(exc).__name__)}
 
 
 def listed(values: tuple[str, ...], allowed: tuple[str, ...], default: str, hint: str) -> list[str]:

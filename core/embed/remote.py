@@ -2,8 +2,9 @@
 
 Texts go in batches of `embed_batch_size`, at most `embed_concurrency` batches in flight at once (a
 thread each: the client is thread-safe and waits on the network, not the CPU), and the vectors come back
-in the texts' order. Retries are the openai client's own (core/llm/client.py: timeouts, connection
-errors, 408/409/429/5xx, `max_retries` times with exponential backoff honouring Retry-After); an error
+in the texts' order. Retries are the openai client's own (core/llm/client.py: timeouts, dropped
+connections, 408/409/429/5xx, `max_retries` times with exponential backoff honouring Retry-After; a
+connection that cannot be made at all fails at once); an error
 that survives them fails the whole call, so an ingest never stores part of a window.
 """
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx2
 import openai
 from openai import OpenAI
 
@@ -104,8 +105,12 @@ def _where(settings: Settings, base_url: str | None = None) -> str:
     return f"the model server at {_safe_url(base_url or settings.openai_base_url or '')}"
 
 
-def describe_llm(settings: Settings) -> str:
-    """A short label for the UI: which model answers, and where. Never contains the key."""
+def describe_llm(settings: Settings, *, endpoint: bool = True) -> str:
+    """A short label for the UI: which model answers, and where. Never contains the key.
+
+    `endpoint=False` leaves out the address of an own server (for public readers); "OpenAI" and the
+    built-in model are named either way.
+    """
     if settings.uses_builtin_llm:
         if settings.local_model_path:
             return f"built-in {Path(settings.local_model_path).name} (offline)"
@@ -113,6 +118,8 @@ def describe_llm(settings: Settings) -> str:
     model = settings.effective_chat_model
     if _is_openai(settings):
         return f"{model} via OpenAI"
+    if not endpoint:
+        return model
     return f"{model} via {_safe_url(settings.openai_base_url or '')}"
 
 
@@ -135,15 +142,55 @@ def make_client(settings: Settings) -> tuple[OpenAI, str]:
     return openai_client(settings, settings.openai_base_url), settings.effective_chat_model
 
 
+class Unreachable(openai.APIConnectionError):
+    """No connection could be made to the server (refused, no route, unknown host, or no answer to the
+    connect within `connect_timeout`). `reason` is the socket's one-line account of it."""
+
+    def __init__(self, request: httpx2.Request, reason: str, *, timed_out: bool = False) -> None:
+        super().__init__(message=f"Connection error: {reason}", request=request)
+        self.reason = reason
+        self.timed_out = timed_out
+
+
+class _FailFastTransport(httpx2.HTTPTransport):
+    """The HTTP transport, except that a connection that cannot be made raises `Unreachable`.
+
+    The openai client retries httpx errors with backoff but re-raises an openai error as it is
+    (openai/_base_client.py, 3.57: "Propagate OpenAIErrors as-is, without retrying"), so a server that
+    is not there fails in one attempt instead of `max_retries` attempts and ~8 s of backoff. A
+    connection that was made and then failed (a reset, a read timeout, a 5xx) is still retried.
+    """
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            return super().handle_request(request)
+        except httpx2.ConnectTimeout:
+            raise Unreachable(request, "no answer to the connection", timed_out=True) from None
+        except httpx2.ConnectError as err:
+            raise Unreachable(request, str(err) or type(err).__name__) from None
+
+
 def openai_client(settings: Settings, base_url: str | None = None, api_key: str | None = None) -> OpenAI:
-    """A client for OpenAI (no base URL) or a compatible server; used for chat and for embeddings."""
-    # Retries are the client's own: openai/_base_client.py (3.57) retries timeouts, connection errors and
-    # 408/409/429/5xx with exponential backoff (0.5 s doubling, max 8 s, 0-25% jitter, honouring Retry-After).
+    """A client for OpenAI (no base URL) or a compatible server; used for chat and for embeddings.
+
+    A connection is given `connect_timeout` seconds and is not retried when it cannot be made; the
+    request then has `request_timeout` seconds, and timeouts, dropped connections and 408/409/429/5xx
+    are retried `max_retries` times by the client (exponential backoff: 0.5 s doubling, max 8 s, 0-25%
+    jitter, honouring Retry-After).
+    """
     return OpenAI(
         api_key=api_key or settings.openai_api_key or PLACEHOLDER_KEY,
         base_url=base_url or OPENAI_DEFAULT_BASE_URL,
-        timeout=settings.request_timeout,
+        timeout=client_timeout(settings),
         max_retries=settings.max_retries,
+        http_client=openai.DefaultHttpxClient(transport=_FailFastTransport()),
+    )
+
+
+def client_timeout(settings: Settings) -> httpx2.Timeout:
+    """`request_timeout` for the request, `connect_timeout` (at most that) to make the connection."""
+    return httpx2.Timeout(
+        settings.request_timeout, connect=min(settings.connect_timeout, settings.request_timeout)
     )
 
 
@@ -209,6 +256,17 @@ def _translate(err: Exception, settings: Settings, model: str, base_url: str | N
             f"{where} did not answer within {settings.request_timeout:g} s, "
             f"after {_retries(settings)} (timeout)",
             kind="timeout",
+        )
+    if isinstance(err, Unreachable):
+        if err.timed_out:
+            return LLMError(
+                f"could not connect to {where}: no answer within {settings.connect_timeout:g} s "
+                "(connect timeout; INKWELL_CONNECT_TIMEOUT)",
+                kind="connection",
+            )
+        return LLMError(
+            f"could not connect to {where}: {_scrub(err.reason, settings)} (connection error)",
+            kind="connection",
         )
     if isinstance(err, openai.APIConnectionError):
         return LLMError(

@@ -14,12 +14,26 @@ from urllib.parse import quote
 import streamlit as st
 
 from core.answer import Reply
+from pages.shared.state import owner_unlocked
 from pages.shared.tables import column_config, hits_frame
 from pages.shared.text import md_escape, plural, safe_answer
 
 INSPECTOR = "chunks"  # url_path of the Inspect page, which opens on a post given as ?post=<id>
 BUILTIN_NOTE = "Answered by the small offline model: rough. Set an OpenAI key or server for better answers."
 QUOTED_NOTE = "The author's own sentences, quoted from the posts (no model wrote them)."
+MODEL_FAILED = "The answer model could not answer just now. Please ask again in a minute."
+
+
+def model_detail(exc: Exception | str) -> str:
+    """A model error's message, escaped, for the owner; "" for a public reader (the message names the
+    model server, whose address is not the readers' business)."""
+    return md_escape(exc) if owner_unlocked() else ""
+
+
+def model_failed(exc: Exception) -> str:
+    """The error a reader sees when the model failed and nothing could be quoted instead."""
+    detail = model_detail(exc)
+    return f"{MODEL_FAILED} ({detail})" if detail else MODEL_FAILED
 
 
 def excerpts_label(count: int, mode: str) -> str:
@@ -30,9 +44,12 @@ def excerpts_label(count: int, mode: str) -> str:
     return f"{excerpts} went into the answer's context"
 
 
-def reply_message(answered: Reply, label: str | None, builtin: bool) -> dict[str, Any]:
+def reply_message(
+    answered: Reply, label: str | None, builtin: bool, label_at: str | None = None
+) -> dict[str, Any]:
     """The assistant message to keep for a consumed reply (JSON-able); `label` names the model that
-    generated it (None when nothing was generated), `builtin` whether that is the built-in one."""
+    generated it (None when nothing was generated) as public readers may see it, `label_at` also where
+    it runs (shown to the owner only), `builtin` whether that is the built-in one."""
     grounding = answered.grounding
     return {
         "role": "assistant",
@@ -44,10 +61,12 @@ def reply_message(answered: Reply, label: str | None, builtin: bool) -> dict[str
         "sources": [s.to_json() for s in answered.sources],
         "hits": [h.to_json() for h in answered.used_hits],
         "model": label,
+        "model_at": label_at if label else None,
         "builtin": answered.called_model and builtin,
         "truncated": answered.truncated,
         "dropped": [s.to_json() for s in answered.dropped],
         "grounding": grounding.to_json() if grounding else None,
+        "fallback": answered.fallback_json(),
     }
 
 
@@ -107,12 +126,19 @@ def source_line(source: dict) -> str:
 def show_notes(message: dict) -> None:
     """Under a reply: who wrote it, cuts and left-out sentences, sources, grounding, the excerpts."""
     mode = message.get("mode")
-    if mode == "extractive":
+    fallback = message.get("fallback")
+    if fallback:
+        st.caption(md_escape(fallback["note"]))
+        detail = model_detail(fallback["error"])
+        if detail:
+            st.caption(f"Model error (shown to the owner only): {detail}")
+    elif mode == "extractive":
         st.caption(QUOTED_NOTE)
     elif message.get("builtin"):
         st.caption(BUILTIN_NOTE)
     elif message.get("model"):
-        st.caption(f"Answered by {md_escape(message['model'])}.")
+        label = (owner_unlocked() and message.get("model_at")) or message["model"]
+        st.caption(f"Answered by {md_escape(label)}.")
     if message.get("truncated"):
         st.caption("The answer reached the length limit (max tokens): it ends at its last complete sentence.")
     dropped = message.get("dropped") or []

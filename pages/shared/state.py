@@ -156,7 +156,8 @@ def sidebar_status(settings: Settings) -> None:
     Draws where it is called (the app calls it inside a sidebar container, after the page ran, so the
     counts include what the page just ingested or deleted).
     """
-    st.caption(f"**Answer model:** {md_escape(describe_llm(settings))}")
+    # The address of an own model server is the owner's business, not the readers'.
+    st.caption(f"**Answer model:** {md_escape(describe_llm(settings, endpoint=owner_unlocked()))}")
     if settings.uses_builtin_llm:
         st.caption("Offline built-in model: set an OpenAI key or server for better answers.")
     try:
