@@ -32,7 +32,9 @@ child process that is stopped after `time_limit` seconds (60; core/parse/isolate
 hang or crash a run. Encodings: UTF-8 (with or without a BOM), UTF-16 and UTF-32 with a BOM; text that
 is not UTF-8 is read as Windows-1252 with a warning naming the file, unless it holds UTF-8-shaped
 sequences that are invalid (overlong forms, encoded surrogates: damaged or crafted text), which is
-refused.
+refused. Line ends (`\r\n`, an old Mac's lone `\r`) are read as `\n` before any parser sees the text;
+text with nothing visible in it (only zero-width or other invisible characters) is refused, and a title
+of only invisible characters counts as none.
 
 Problems never stop a run: each becomes a `ParseError` naming the file and a one-line reason, and the
 other files (and the good posts of the same file) are still read.
