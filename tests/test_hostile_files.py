@@ -12,6 +12,7 @@ bounded time. Hypothesis is derandomized with no example database: the same exam
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,57 @@ def test_generated_files_through_the_command_line(server, tmp_path_factory, file
     assert stored_ids(db) >= GOOD_IDS
     assert_consistent(db)
     assert run.seconds < 120, run.seconds
+
+
+def test_old_mac_line_ends_and_invisible_text_through_the_command_line(server, tmp_path: Path) -> None:
+    """Issue #31: CR-only (and CRLF) Markdown keeps its front matter; a file of only zero-width and
+    other invisible characters is refused by name ("no visible text"); an invisible title falls back
+    as an absent one does; the good posts beside them go in."""
+    folder, db = tmp_path / "posts", tmp_path / "db"
+    folder.mkdir()
+    make_folder(folder, [])
+    front = "---\nid: old-mac\ntitle: An Old Mac Post\ncollection: classics\n---\n\n# Heading\n\nSaved on a Mac in 1999.\n"
+    (folder / "old-mac.md").write_bytes(front.replace("\n", "\r").encode())
+    (folder / "windows.md").write_bytes(front.replace("old-mac", "windows").replace("\n", "\r\n").encode())
+    invisible = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u3164 \u200b\n\u2060\r\n"
+    (folder / "invisible.md").write_text(invisible * 50, encoding="utf-8")
+    (folder / "zero-width.txt").write_text(invisible, encoding="utf-8")
+    (folder / "invisible-title.md").write_text(
+        '---\ntitle: "\u200b\u2060\u00ad"\n---\n\n# \u200b\u2060\n\nThe text under an invisible title.\n',
+        encoding="utf-8",
+    )
+    (folder / "untitled-note.txt").write_text(f"\u200b\u200d\n\n{invisible}\n\nA note without a title.\n")
+    (folder / "invisible.json").write_text(
+        json.dumps(
+            [
+                {"id": "json-invisible-title", "title": "\u200b\u00ad", "text": "Walnut darkens with age."},
+                {"id": "json-invisible-text", "title": "Nothing to see", "text": invisible},
+            ]
+        )
+    )
+
+    run = run_cli(["ingest", str(folder), "--json"], environ(server, db, chunk_tokens="300"))
+
+    assert "Traceback" not in run.stderr, run.stderr[-3000:]
+    errors = {(e["source"].removeprefix(f"{folder}/"), e["message"]) for e in run.report["errors"]}
+    refused = {name for name, message in errors if "no visible text" in message}
+    assert refused == {"invisible.md", "zero-width.txt", "invisible.json"}, errors
+    assert f"skipped {folder}/invisible.md: has no visible text" in run.stderr
+    store = Store(db)
+    for post_id in ("old-mac", "windows"):
+        post = store.get_post(post_id)
+        assert post is not None, sorted(stored_ids(db))
+        assert (post["title"], post["collection"]) == ("An Old Mac Post", "classics")
+    ids = stored_ids(db)
+    assert (
+        GOOD_IDS | {"old-mac", "windows", "invisible-title", "untitled-note", "json-invisible-title"} <= ids
+    ), ids
+    assert "json-invisible-text" not in ids
+    # An invisible title is no title: the file name, the first words, as when none is given.
+    titles = {pid: store.get_post(pid)["title"] for pid in ("invisible-title", "json-invisible-title")}
+    assert titles == {
+        "invisible-title": "Invisible title",
+        "json-invisible-title": "Walnut darkens with age.",
+    }
+    assert store.get_post("untitled-note")["title"] == "Untitled note"
+    assert_consistent(db)

@@ -543,6 +543,62 @@ def test_parse_text() -> None:
         parse_text("x", "T", format="pdf")
 
 
+def test_line_ends_of_any_system_before_front_matter_in_every_format(tmp_path: Path) -> None:
+    """Issue #31: CR-only (old Mac) and CRLF files read as LF ones, front matter and all."""
+    front = "---\nid: mac\ntitle: Mac Title\ncollection: old\n---\n\nFirst line\nsame paragraph.\n\nSecond.\n"
+    lf = only_post(parse_bytes("mac.md", front.encode()))
+    for ending in ("\r", "\r\n"):
+        post = only_post(parse_bytes("mac.md", front.replace("\n", ending).encode()))
+        assert (post.post_id, post.title, post.collection, post.blocks) == (
+            "mac",
+            "Mac Title",
+            "old",
+            lf.blocks,
+        )
+        assert post.raw == front.replace("\n", ending)  # the file as written
+        pasted = parse_text(front.replace("\n", ending), "", format="markdown")
+        assert (pasted.title, pasted.text) == ("Mac Title", lf.text)
+        bundle = (
+            "=== POST START: One ===\nA.\n=== POST END ===\n=== POST START: Two ===\nB.\n=== POST END ===\n"
+        )
+        assert [p.title for p in parse_bytes("b.txt", bundle.replace("\n", ending).encode()).posts] == [
+            "One",
+            "Two",
+        ]
+        jsonl = '{"id": "a", "title": "A", "text": "x"}\n{"id": "b", "title": "B", "text": "y"}\n'
+        assert [
+            p.post_id for p in only_posts(parse_bytes("c.jsonl", jsonl.replace("\n", ending).encode()))
+        ] == ["a", "b"]
+
+
+def only_posts(result: ParseResult) -> list[Post]:
+    assert result.errors == [], [str(e) for e in result.errors]
+    return result.posts
+
+
+def test_invisible_text_is_no_text_and_an_invisible_title_no_title() -> None:
+    zero = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u3164\u2800 \u034f"
+    for name in ("z.md", "z.txt", "z.html"):
+        assert parse_bytes(name, zero.encode()).errors[0].message.startswith("has no visible text"), name
+    with pytest.raises(ValueError, match="no visible text"):
+        parse_text(zero, "T")
+    assert parse_text("Some words here.", zero).title == "Some words here."
+    md = only_post(parse_bytes("note.md", f'---\ntitle: "{zero.strip()}"\n---\n# {zero}\n\nBody.'.encode()))
+    assert (md.title, md.blocks) == ("Note", [Block("Body.")])
+    page = f"<html><head><title>{zero}</title></head><body><h1>{zero}</h1><p>Page body.</p></body></html>"
+    assert only_post(parse_bytes("page.html", page.encode())).title == "Page"
+    items = json.dumps(
+        [{"id": "a", "title": zero, "text": "Oak is planed."}, {"id": "b", "title": "B", "text": zero}]
+    )
+    result = parse_bytes("l.json", items.encode())
+    assert [p.title for p in result.posts] == ["Oak is planed."]
+    assert [e.message for e in result.errors] == [
+        "item 2: has no visible text (only zero-width or other invisible characters)"
+    ]
+    # Visible text keeps its zero-width characters: a joiner inside a word is the author's.
+    assert only_post(parse_bytes("j.txt", "Ke\u200dep this.".encode())).text == "Ke\u200dep this."
+
+
 def test_slugify() -> None:
     assert slugify("  Café, Tea & Me! ") == "cafe-tea-me"
     assert slugify("snake_case_Name") == "snake-case-name"

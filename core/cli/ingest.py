@@ -19,7 +19,8 @@ from core.cli.main import (
 )
 from core.cli.output import echo, print_json
 from core.config import Settings
-from core.ingest import IngestReport
+from core.ingest import IngestReport, Progress
+from core.ingest.timed import POST_TIME_LIMIT
 from core.llm import LLMStats
 from core.models import Post
 from core.prepare import LLMPrepOptions, prepare_posts
@@ -48,6 +49,13 @@ from core.prepare import LLMPrepOptions, prepare_posts
 @click.option("--llm-keywords", is_flag=True, help="LLM: 1-6 keywords per chunk, seeing the whole post.")
 @click.option("--llm-concurrency", type=CONCURRENCY, help="Posts prepared by the LLM at once (4).")
 @click.option("--dry-run", is_flag=True, help="With LLM options: print rewrites and chunks, store nothing.")
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0),
+    default=POST_TIME_LIMIT,
+    show_default=True,
+    help="Seconds a post's chunks may take to embed before it is refused (0: no limit).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def ingest(
     paths: tuple[str, ...],
@@ -64,6 +72,7 @@ def ingest(
     llm_keywords: bool,
     llm_concurrency: int | None,
     dry_run: bool,
+    time_limit: float,
     as_json: bool,
     data_dir: str | None,
 ) -> None:
@@ -104,12 +113,7 @@ def ingest(
         return
 
     with click.progressbar(length=max(1, len(parsed.posts)), label="Ingesting", file=sys.stderr) as bar:
-        last = [0]
-
-        def progress(done: int, total: int, message: str) -> None:
-            bar.update(done - last[0])
-            last[0] = done
-
+        progress = progress_shown(bar)
         report = ingest_posts(
             parsed.posts,
             settings,
@@ -120,11 +124,29 @@ def ingest(
             llm=llm,
             replace=replace,
             label=f"inkwell ingest {' '.join(paths)}"[:200],
+            time_limit=time_limit or None,
         )
 
     for line in outcome_lines(report, llm):
         echo(line, err=True)
     finish_report(report, as_json)
+
+
+def progress_shown(bar: Any) -> Progress:
+    """An ingest's progress on stderr: the bar on a terminal, else (a log, a pipe) one line per step,
+    "ingesting: 3/10 posts; embedding: 512 of 16,564 chunks", since the bar draws nothing there."""
+    last = [0]
+    interactive = sys.stderr.isatty()
+
+    def progress(done: int, total: int, message: str) -> None:
+        if interactive:
+            bar.label = f"Ingesting ({message})" if message else "Ingesting"
+            bar.update(done - last[0])
+        else:
+            click.echo(f"ingesting: {done:,}/{total:,} posts; {message}", err=True)
+        last[0] = done
+
+    return progress
 
 
 def finish_report(report: Any, as_json: bool) -> None:

@@ -31,6 +31,7 @@ from core.embed import (
     readers_mismatch,
 )
 from core.ingest.report import IngestReport, PostOutcome, Progress
+from core.ingest.timed import POST_TIME_LIMIT, TimedEmbedder
 from core.models import Chunk, ParseError, Post
 from core.parse import parse_paths
 from core.store import CommitConflictError, Store, StoreError
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 # Bump when chunking or keyword logic changes in a way that should re-process stored posts.
 PIPELINE_VERSION = "1"
 WINDOW_CHUNKS = 256
+LARGE_FILE = 1_000_000  # characters: posts of larger files are stored after the others
 # Appended to the content hash of a post whose LLM stage failed: it is stored with its built-in chunks
 # but not current, so the next run prepares it again.
 LLM_FAILED = ":llm-failed"
@@ -190,14 +192,16 @@ def ingest_posts(
     llm: LLMPrepOptions | None = None,
     replace: bool = False,
     label: str | None = None,
+    time_limit: float | None = POST_TIME_LIMIT,
 ) -> IngestReport:
     """Ingest posts; `llm` turns on the optional LLM preparation stages (core/prepare/). `errors` and
-    `warnings` (the parser's) go into the report.
+    `warnings` (the parser's) go into the report. Posts of files over LARGE_FILE characters go last, so
+    a huge file cannot hold the others back; a post whose chunks take longer than `time_limit` seconds
+    to embed (None: no limit) fails, naming it (core/ingest/timed.py).
 
     A changed post whose id is stored already from another file that still exists is refused (failed,
     naming that file) unless `replace`; one whose old file is gone (moved, renamed) replaces it, with a
-    note.
-    The posts written are logged as one change (`label`, for people), undoable with `store.undo`."""
+    note. The posts written are logged as one change (`label`, for people), undoable with `store.undo`."""
     started = time.perf_counter()
     llm = llm if llm is not None and llm.enabled else None
     store = store or Store(settings.data_dir)
@@ -263,6 +267,7 @@ def ingest_posts(
     if progress:
         progress(done, total, f"{done} unchanged")
     if todo:
+        _large_files_last(todo)
         # Each changed post's terms, computed once: for the corpus idf now and the posts table later.
         terms = {post.post_id: post_terms(post) for post, _, _ in todo}
         corpus_df, corpus_size = _corpus_frequencies(store, terms)
@@ -271,6 +276,12 @@ def ingest_posts(
             prepared = _llm_stage(todo, settings, llm, corpus_df, corpus_size, report, progress, done, total)
         window: list[tuple[Post, str, str, list[Chunk]]] = []
         window_chunks = 0
+
+        def embedding(embedded: int, of: int) -> None:
+            if progress:
+                progress(done, total, f"embedding: {embedded:,} of {of:,} chunks")
+
+        timed = TimedEmbedder(embedder, time_limit, embedding)
         for post, digest, status in todo:
             prep = prepared.get(post.post_id)
             try:
@@ -289,15 +300,18 @@ def ingest_posts(
                 )
                 done += 1
                 continue
+            if window and len(chunks) >= WINDOW_CHUNKS:  # a huge post alone: its time limit is its own
+                done += _write_or_isolate(window, terms, store, timed, report)
+                window, window_chunks = [], 0
             window.append((post, digest, status, chunks))
             window_chunks += len(chunks)
             if window_chunks >= WINDOW_CHUNKS:
-                done += _write_or_isolate(window, terms, store, embedder, report)
+                done += _write_or_isolate(window, terms, store, timed, report)
                 window, window_chunks = [], 0
                 if progress:
                     progress(done, total, f"{report.chunks_embedded} chunks embedded")
         if window:
-            done += _write_or_isolate(window, terms, store, embedder, report)
+            done += _write_or_isolate(window, terms, store, timed, report)
         for outcome in report.outcomes:
             if outcome.post_id in replaced and outcome.status == "updated":
                 outcome.message = f"replaced the post read from {replaced[outcome.post_id]}"
@@ -338,6 +352,15 @@ def other_file_exists(old: str, new: str) -> bool:
         return Path(old).is_file() and not same_source(old, new)
     except (OSError, ValueError):
         return False
+
+
+def _large_files_last(todo: list[tuple[Post, str, str]]) -> None:
+    """Move the posts of files over LARGE_FILE characters to the end, smallest file first; the rest,
+    and each file's own posts, keep their order (the sort is stable)."""
+    sizes: Counter[str] = Counter()
+    for post, _, _ in todo:
+        sizes[post.source] += len(post.raw)
+    todo.sort(key=lambda item: size if (size := sizes[item[0].source]) > LARGE_FILE else 0)
 
 
 def _write_or_isolate(

@@ -9,6 +9,7 @@ parsers (and whitespace clean-up) cannot touch, then swap them back; in HTML the
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -62,13 +63,33 @@ def _finish(raw: list[Block], tags: list[str]) -> list[Block]:
     blocks = []
     for block in raw:
         text = _tidy(_restore(block.text, tags))
-        if text:
+        if visible(text):
             blocks.append(Block(text, heading=block.heading))
     return blocks
 
 
 def normalise_newlines(text: str) -> str:
+    """`\r\n` and lone `\r` (old Mac files) as `\n`, byte-order marks left out."""
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "")
+
+
+# Characters that draw nothing: format characters (Cf: zero-width space and joiners, word joiner, BOM,
+# soft hyphen…), controls, lone combining marks, and the blank "letters" (Hangul fillers, braille blank).
+_UNSEEN_CATEGORIES = frozenset({"Cf", "Cc", "Cs", "Mn", "Me", "Zs", "Zl", "Zp"})
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def visible(text: str) -> bool:
+    """Whether `text` has a character that shows (not whitespace, not zero-width or otherwise blank)."""
+    return any(
+        not ch.isspace() and ch not in _BLANK_LETTERS and unicodedata.category(ch) not in _UNSEEN_CATEGORIES
+        for ch in text
+    )
+
+
+def shown(text: str) -> str:
+    """`text`, or "" when nothing of it is visible (an invisible title is no title)."""
+    return text if visible(text) else ""
 
 
 # Plain text ------------------------------------------------------------------------------------------
@@ -145,7 +166,7 @@ def markdown_title(text: str) -> str:
     tokens = _MD.parse(text)
     for tok, nxt in pairwise(tokens):
         if tok.type == "heading_open" and tok.tag == "h1":
-            return _tidy(_restore(_inline_text(nxt.children or []), tags)).replace("\n", " ")
+            return shown(_tidy(_restore(_inline_text(nxt.children or []), tags)).replace("\n", " "))
     return ""
 
 
@@ -253,9 +274,9 @@ def _flatten(root: etree._Element, markup: _Markup) -> list[Block]:
         body = "\n".join(line for line in lines if line)
         if body.startswith(_HEAD):
             body = body[1:].strip()
-            if body:
+            if visible(body):
                 blocks.append(Block(body, heading=True))
-        elif body:
+        elif visible(body):
             blocks.append(Block(body))
     return blocks
 
@@ -304,7 +325,7 @@ def html_article(page: str) -> tuple[str, str, list[Block]]:
     doc = etree.fromstring(xml.encode("utf-8"), etree.XMLParser(recover=True)) if xml else None
     if doc is not None:
         # trafilatura's title prefers og:title and drops the " | Site name" suffix of <title>.
-        title = " ".join((doc.get("title") or "").split()) or title
+        title = shown(" ".join((doc.get("title") or "").split())) or title
         date = doc.get("date") or ""
         blocks = _finish(_flatten(doc, _XML_MARKUP), [])
     if not blocks:
@@ -325,7 +346,7 @@ _FURNITURE = (
 def _page_title(tree: html.HtmlElement) -> str:
     for path in (".//title", ".//h1"):
         found = tree.find(path)
-        if found is not None and found.text_content().strip():
+        if found is not None and visible(found.text_content()):
             return " ".join(found.text_content().split())
     return ""
 

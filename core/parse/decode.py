@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from core.parse.clean import visible
 from core.parse.fields import BadInput, Context
 
 # UTF-8-shaped sequences that UTF-8 forbids: overlong forms (C0/C1 xx, E0 80-9F xx, F0 80-8F xx xx),
@@ -24,7 +25,8 @@ _BOMS = [  # longest first: the UTF-32 LE mark begins with the UTF-16 LE one
 
 def decode(data: bytes, ctx: Context) -> str:
     """The file's text: UTF-8 (BOM or not), UTF-16/32 by BOM, or Windows-1252 with a warning naming
-    the file; binary, crafted or undecodable bytes raise BadInput with a one-line reason."""
+    the file; binary, crafted or undecodable bytes, and text with nothing visible in it, raise BadInput
+    with a one-line reason."""
     if not data.strip():
         raise BadInput("is empty")
     for bom, codec, name in _BOMS:  # Windows "Unicode" files
@@ -69,6 +71,8 @@ def decode(data: bytes, ctx: Context) -> str:
 def _nonempty(text: str) -> str:
     if not text.strip():
         raise BadInput("is empty")
+    if not visible(text):
+        raise BadInput("has no visible text (only zero-width or other invisible characters)")
     return text
 
 

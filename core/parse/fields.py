@@ -18,7 +18,14 @@ import frontmatter
 import yaml
 
 from core.models import Block, ParseError, Post
-from core.parse.clean import html_article, html_fragment_to_blocks, markdown_to_blocks, text_to_blocks
+from core.parse.clean import (
+    html_article,
+    html_fragment_to_blocks,
+    markdown_to_blocks,
+    shown,
+    text_to_blocks,
+    visible,
+)
 
 DEFAULT_COLLECTION = "writings"
 FORMATS = ("text", "markdown", "html")
@@ -78,7 +85,10 @@ def make_post(
     where: str = "",
 ) -> Post | None:
     if not any(not b.heading for b in blocks):
-        ctx.error(f"{where}has no text after cleaning (only markup, code or images?)")
+        if not visible(raw):
+            ctx.error(f"{where}has no visible text (only zero-width or other invisible characters)")
+        else:
+            ctx.error(f"{where}has no text after cleaning (only markup, code or images?)")
         return None
     return Post(
         post_id=post_id,
@@ -185,9 +195,9 @@ def as_text(value: Any, *, strip: bool = True) -> str:
 
 
 def plain_title(title: str) -> str:
-    """Titles may carry HTML (WordPress): keep the words only."""
+    """Titles may carry HTML (WordPress): keep the words only; "" when none is visible."""
     if "<" not in title and "&" not in title:
-        return title
+        return shown(title)
     return " ".join(b.text for b in html_fragment_to_blocks(title))
 
 

@@ -13,6 +13,7 @@ from core.parse.clean import (
     markdown_title,
     markdown_to_blocks,
     normalise_newlines,
+    shown,
     text_to_blocks,
 )
 from core.parse.fields import (
@@ -85,7 +86,7 @@ def _markdown_post(
         ctx.error(f"{where}{exc}")
         return None
     blocks = markdown_to_blocks(body)
-    title = title or as_text(meta.get("title")) or markdown_title(body) or fallback_title
+    title = shown(title) or shown(as_text(meta.get("title"))) or markdown_title(body) or fallback_title
     given = meta.get("id", meta.get("slug"))
     try:
         post_id = given_id(given) if given not in (None, "") else fallback_id
@@ -221,7 +222,7 @@ def _chunk_posts(ctx: Context, objects: list[dict[str, Any]]) -> list[Post]:
     posts = []
     for key, chunks in groups.items():
         first = chunks[0]
-        source = as_text(first.get("post_title")) or as_text(first.get("source")) or key
+        source = shown(as_text(first.get("post_title"))) or shown(as_text(first.get("source"))) or key
         pre = [
             PreChunk(
                 text=as_text(c.get("text"), strip=False),
@@ -264,7 +265,7 @@ def _parse_bundle(ctx: Context, text: str, fmt: str) -> list[Post]:
     posts = []
     for number, (title, line, raw) in enumerate(_bundle_segments(ctx, text), 1):
         where = f"post {title or number!r} (line {line}): "
-        title = title or f"{name_parts(ctx.stem)[1]} {number}"
+        title = shown(title) or f"{name_parts(ctx.stem)[1]} {number}"
         if fmt == "markdown":  # each segment may carry its own front matter
             post = _markdown_post(
                 ctx, raw, title=title, fallback_title=title, fallback_id=slug_id(title), where=where

@@ -32,7 +32,9 @@ child process that is stopped after `time_limit` seconds (60; core/parse/isolate
 hang or crash a run. Encodings: UTF-8 (with or without a BOM), UTF-16 and UTF-32 with a BOM; text that
 is not UTF-8 is read as Windows-1252 with a warning naming the file, unless it holds UTF-8-shaped
 sequences that are invalid (overlong forms, encoded surrogates: damaged or crafted text), which is
-refused.
+refused. Line ends (`\r\n`, an old Mac's lone `\r`) are read as `\n` before any parser sees the text;
+text with nothing visible in it (only zero-width or other invisible characters) is refused, and a title
+of only invisible characters counts as none.
 
 Problems never stop a run: each becomes a `ParseError` naming the file and a one-line reason, and the
 other files (and the good posts of the same file) are still read.
@@ -49,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from core.models import ParseError, ParseResult, Post
+from core.parse.clean import normalise_newlines, shown, visible
 from core.parse.decode import decode
 from core.parse.fields import (
     DEFAULT_COLLECTION,
@@ -184,17 +187,19 @@ def _parse_text_here(
 ) -> Post:
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
-    body, meta = text, dict[str, Any]()
+    body, meta = normalise_newlines(text), dict[str, Any]()  # front matter is found by its lines
     if format == "markdown":
         # Pasted from a static-site source file, front matter and all; its YAML is not prose.
         with contextlib.suppress(BadInput):
-            meta, body = front_matter(text)
+            meta, body = front_matter(body)
     blocks = to_blocks(body, format)
     if not any(not b.heading for b in blocks):
-        raise ValueError("the text is empty after cleaning")
+        raise ValueError(
+            "the text is empty after cleaning" if visible(text) else "the text has no visible text"
+        )
     title = (
-        " ".join(title.split())
-        or as_text(meta.get("title"))
+        shown(" ".join(title.split()))
+        or shown(as_text(meta.get("title")))
         or first_heading(blocks)
         or title_from_text(blocks)
     )
@@ -283,7 +288,15 @@ def _parse_one(ctx: Context, read: Callable[[], bytes], result: ParseResult) -> 
         if suffix not in SUPPORTED_SUFFIXES:
             kind = f"file type {suffix}" if suffix else "file without an extension"
             raise BadInput(f"unsupported {kind}; supported: {_SUPPORTED_LIST}")
-        result.posts.extend(PARSERS[suffix](ctx, decode(read(), ctx)))
+        text = decode(read(), ctx)
+        # Every parser reads lines ending in \n (front matter is found by its lines, and old Macs end
+        # them with \r); a post that is the whole file keeps the file's own line ends as its raw.
+        lines = normalise_newlines(text)
+        posts = PARSERS[suffix](ctx, lines)
+        for post in posts:
+            if post.raw is lines:
+                post.raw = text
+        result.posts.extend(posts)
     except BadInput as exc:
         ctx.error(str(exc))
     except RecursionError:
