@@ -207,6 +207,21 @@ def test_export_eval_and_clean(backend, demo, tmp_path):
     assert json.loads(backend.cli("info", "--json", data_dir=demo).stdout)["posts"] == 20
 
 
+def test_the_chat_answers_on_the_demo_table(backend, demo, monkeypatch):
+    """The app's chat, routed between the three collections, on this backend (AppTest)."""
+    from tests.conftest import isolate_app, open_app, shown
+
+    isolate_app(monkeypatch, demo)  # type: ignore[arg-type]
+    for name, value in backend.env.items():
+        monkeypatch.setenv(name, value)
+    at = open_app()
+    at.chat_input[0].set_value(QUESTION).run()
+    assert not at.exception, at.exception
+    assert not shown(at.error)
+    answer = at.chat_message[1]
+    assert "".join(shown(answer.markdown)).strip()
+
+
 # Writing commands, each on a table of its own ---------------------------------------------------------------
 
 

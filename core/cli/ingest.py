@@ -143,7 +143,7 @@ def progress_shown(bar: Any) -> Progress:
             bar.label = f"Ingesting ({message})" if message else "Ingesting"
             bar.update(done - last[0])
         else:
-            click.echo(f"ingesting: {done:,}/{total:,} posts; {message}", err=True)
+            echo(f"ingesting: {done:,}/{total:,} posts; {message}", err=True)
         last[0] = done
 
     return progress
