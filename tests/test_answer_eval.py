@@ -11,6 +11,7 @@ import pytest
 
 from core.evaluate import Query
 from core.evaluate.answers import AnswerReport, answer_tokens, invented_share, run_answer_eval, token_f1
+from core.text import split_sentences
 from tests.conftest import write
 from tests.servers import ScriptedOpenAIServer
 from tests.test_cli import corpus, run  # noqa: F401  (fixture)
@@ -84,6 +85,22 @@ def test_extractive_answers_score_their_quotes(table):
     assert summary["token_f1"] == pytest.approx(expected_f1)
 
 
+def test_the_naive_baseline_quotes_two_sentences_behind_the_same_bar(table):
+    """The naive mode answers exactly the questions the extractive one does (the same relevance bar),
+    with at most two verbatim sentences, and is scored like any answer."""
+    settings, store, embedder = table
+    extractive, naive = run_answer_eval(
+        ON_TOPIC, OFF_TOPIC, settings, ["extractive", "naive"], store=store, embedder=embedder
+    )
+    assert naive.mode == "naive"
+    assert [r.no_answer for r in naive.rows] == [r.no_answer for r in extractive.rows]
+    for row in naive.rows:
+        if not row.no_answer:
+            body = row.answer.split(":\n", 1)[1]
+            assert 1 <= len(split_sentences(body)) <= 2 and row.invented == 0.0
+    assert naive.summary()["evidence_in_answer"] is not None
+
+
 def test_a_generated_answer_grounding_left_nothing_of_counts_as_no_answer(table, monkeypatch):
     """With the default grounding an invented answer never reaches the reader: the reader got "I can't
     answer that…", so the evaluation scores it as no answer, not as an answer full of invented words."""
@@ -119,9 +136,10 @@ def test_the_cli_prints_one_row_per_answer_mode(corpus, tmp_path):  # noqa: F811
         tmp_path / "off.jsonl", json.dumps({"id": "o1", "text": OFF_TOPIC[0].text, "kind": "general"})
     )
     args = ["eval", "--queries", str(queries), "--qrels", str(qrels), "--answers", "--off-topic", str(off)]
-    table = run(*args, "--answer-mode", "extractive", data_dir=db)
+    table = run(*args, "--answer-mode", "extractive,naive", data_dir=db)
     assert table.exit_code == 0, table.output
-    header, _, row = [line for line in table.stdout.splitlines() if line.startswith("|")][-3:]
+    header, _, row, naive = [line for line in table.stdout.splitlines() if line.startswith("|")][-4:]
+    assert naive.strip("|").split("|")[0].strip() == "naive"
     assert "evidence in answer" in header and "no answer (off topic)" in header
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[0] == "extractive" and cells[2] == "1.000" and cells[3] == "0.000" and cells[6] == "1.000"

@@ -9,7 +9,7 @@ the check of each sentence against the excerpts (grounding).
 from __future__ import annotations
 
 from core.answer.abstain import NO_ANSWER_MESSAGE, Verdict, judge
-from core.answer.extractive import ExtractiveAnswer, Quote, extract_answer
+from core.answer.extractive import QUOTE_JOINS, ExtractiveAnswer, Quote, extract_answer
 from core.answer.generate import (
     CUT_SHORT_MESSAGE,
     NO_HITS_MESSAGE,
@@ -34,6 +34,7 @@ __all__ = [
     "NOTHING_SUPPORTED_MESSAGE",
     "NO_ANSWER_MESSAGE",
     "NO_HITS_MESSAGE",
+    "QUOTE_JOINS",
     "AnswerStream",
     "ExtractiveAnswer",
     "Grounding",

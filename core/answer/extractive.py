@@ -1,7 +1,7 @@
 """Extractive answers: the author's own sentences from the retrieved chunks, unchanged.
 
     result = extract_answer(question, hits, embedder)
-    result.text        # "From *<title>*:\n<sentence> <sentence> … <sentence>" per post
+    result.text        # "From *<title>*:\n<the passage>" per post (at most two)
     result.sentences   # Quote(text, post_id, title, chunk_id, start, index, score, …), reading order
 
 Small local models put invented facts in the author's mouth; this answers without any model writing a
@@ -48,13 +48,16 @@ refused (bench/answers.py). Another of the nine (coverage 0.1, hit 0.3) gained t
 answers. It was not kept: it lost a Turkish one, and it dropped "This blog is my version of those
 notebooks." from the answer to "Why did you start the blog?", the README's example.
 
-Sentences are then picked greedily by maximal marginal relevance (Carbonell & Goldstein 1998): a
-sentence that repeats one already picked loses to one that adds something, and a near-duplicate is
-never picked; at most MAX_SENTENCES sentences and MAX_WORDS words from at most MAX_POSTS posts, each
-later one scoring at least MIN_RELATIVE_SCORE of the first. A picked sentence that opens by pointing
-back ("This is why…", "He…", "But…") brings the sentence before it along, or is passed over when both
-do not fit. The answer reads post by post (best post first), each post's sentences in their order in
-the post.
+The answer is then a passage, the author's own words as written: the best-scored sentence with what
+belongs to it, within its chunk and in the order written. A sentence that opens by pointing back
+("This is why…", "He…", "But…") brings the one before it; a line of a list brings the list's lead-in
+(a line ending in a colon before its paragraph); then the sentences after it follow, across
+paragraph breaks, until MAX_WORDS. A second post's passage follows only when that post's best
+sentence scores within SECOND_POST_GAP of the first and is no near-duplicate of it. Nothing is glued
+across a gap: the Markdown keeps the author's line and paragraph breaks. Chosen over the earlier
+collage of the best sentences from anywhere (greedy MMR, joined with "…"), which was tuned on the demo
+questions and lost to a naive two-sentence quoter on essays it was not tuned on; measured in
+README "How a question is answered".
 
 `ExtractiveAnswer.best_similarity` is over every candidate, not only the picked ones: core/answer/abstain.py
 uses it to decide whether anything retrieved answers the question at all.
@@ -62,7 +65,6 @@ uses it to decide whether anything retrieved answers the question at all.
 
 from __future__ import annotations
 
-import itertools
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -79,12 +81,9 @@ from core.models import Hit
 # 2 cores; e5 about 3× that).
 MAX_HITS = 10
 MAX_CANDIDATES = 64
-# Answer size: 1..MAX_SENTENCES sentences, at most MAX_WORDS words. The first sentence is taken even
-# when longer (core/answer/quotable.py: which sentences can be quoted at all).
-MAX_WORDS = 90
-MAX_SENTENCES = 4
-# A sentence brought along as context for the one after it needs only this many words.
-MIN_LEAD_WORDS = 3
+# A passage's words at most; its best sentence is taken even when longer (core/answer/quotable.py:
+# which sentences can be quoted at all).
+MAX_WORDS = 100
 # Score weights (see the module docstring for how they were chosen).
 W_SIMILARITY = 0.5
 W_HEADING = 0.4
@@ -93,12 +92,10 @@ W_COVERAGE_LIGHT = 0.2  # keeping common verbs
 W_HIT = 0.2  # the best relevance of the hit's section
 W_LENGTH = -0.1  # per 30 words (capped at 60)
 W_QUESTION = -0.3
-# MMR: λ · score − (1 − λ) · max cosine to a picked sentence; at NEAR_DUPLICATE or above, never picked.
-MMR_LAMBDA = 0.7
+# A second post whose best sentence is this close to the first's (cosine) says the same: not quoted.
 NEAR_DUPLICATE = 0.9
-MIN_RELATIVE_SCORE = 0.6
-# Sentences from at most MAX_POSTS posts: four lines from four posts read as a list of search results.
-MAX_POSTS = 2
+# A second post's passage only when its best sentence scores within this much of the first's.
+SECOND_POST_GAP = 0.05
 
 # Warming the memo at start: at most this many texts (half the memo), embedded this many at a time.
 WARM_UP_LIMIT = 25_000
@@ -106,7 +103,8 @@ WARM_UP_BATCH = 64
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]~$])")
 
-OMISSION = " … "  # between sentences of one post that do not follow each other in it
+# A passage's joins as Markdown: a list line on a line of its own (a hard break), a paragraph apart.
+QUOTE_JOINS = {"space": " ", "line": "  \n", "paragraph": "\n\n"}
 
 # A sentence that announces the next one: a lead-in ending in a colon, or "Here is/are …".
 _SIGNPOST = re.compile(r":$|^here(?:\s+is|\s+are|['’]s)\b", re.IGNORECASE)
@@ -132,6 +130,9 @@ class Quote:
     index: int  # position among the chunk's sentences (consecutive indexes: adjacent in the post)
     score: float
     similarity: float = 0.0  # to the question, on the model's relevance scale
+    # How it follows the quote before it in the passage: "space" (the same line), "line" (the next line
+    # of a list), "paragraph" (the next paragraph), "" (first of its passage).
+    joined: str = ""
 
     def to_json(self) -> dict:
         return {
@@ -143,6 +144,7 @@ class Quote:
             "index": self.index,
             "score": round(self.score, 4),
             "similarity": round(self.similarity, 4),
+            "joined": self.joined,
         }
 
 
@@ -177,18 +179,17 @@ class ExtractiveAnswer:
 
     @property
     def text(self) -> str:
-        """The answer as Markdown: "From *<title>*:" and the post's sentences, per post. The title is
-        shown literally (`markdown_literal`): a title is the post's data, not markup.
+        """The answer as Markdown: "From *<title>*:" and the post's passage. The title is shown
+        literally (`markdown_literal`): a title is the post's data, not markup.
 
-        Sentences that follow each other in the chunk are joined by a space, others by " … ", so a
-        reader sees where something was left out; no other word is added.
+        A passage keeps the author's layout: sentences of one line joined by a space, list lines by a
+        line break, paragraphs by a blank line. No other word is added.
         """
         blocks = []
         for _, title, quotes in self.groups():
             body = quotes[0].text
-            for prev, quote in itertools.pairwise(quotes):
-                adjacent = prev.chunk_id == quote.chunk_id and prev.index + 1 == quote.index
-                body += (" " if adjacent else OMISSION) + quote.text
+            for quote in quotes[1:]:
+                body += QUOTE_JOINS.get(quote.joined, " ") + quote.text
             blocks.append(f"From *{markdown_literal(title)}*:\n{body}")
         return "\n\n".join(blocks)
 
@@ -230,7 +231,6 @@ def extract_answer(
     embedder: Embedder,
     *,
     max_words: int = MAX_WORDS,
-    max_sentences: int = MAX_SENTENCES,
     max_candidates: int = MAX_CANDIDATES,
 ) -> ExtractiveAnswer:
     """The author's sentences that best answer `question`, from `hits` (best first).
@@ -279,13 +279,12 @@ def extract_answer(
             similarity[k] = max(similarity[k], sim)
     scores = cheap + W_SIMILARITY * similarity
 
-    picked = _pick(
-        units, [h.post_id for h in hits[:MAX_HITS]], candidates, scores, vectors, max_words, max_sentences
-    )
+    picked = _passages(units, hits[:MAX_HITS], candidates, scores, vectors, max_words)
     quotes = []
-    for i in picked:
+    for n, i in enumerate(picked):
         unit, hit = units[i], hits[units[i].hit]
         k = position_of.get(i)
+        before = picked[n - 1] if n and units[picked[n - 1]].hit == unit.hit else None
         quotes.append(
             Quote(
                 unit.text,
@@ -296,6 +295,7 @@ def extract_answer(
                 unit.index,
                 float(scores[k]) if k is not None else 0.0,
                 float(similarity[k]) if k is not None else 0.0,
+                _join(hit.text, units[before], unit) if before is not None else "",
             )
         )
     return ExtractiveAnswer(
@@ -389,65 +389,78 @@ def _units(hits: Sequence[Hit]) -> list[_Unit]:
     return out
 
 
-def _pick(
+def _passages(
     units: list[_Unit],
-    post_ids: list[str],
+    hits: Sequence[Hit],
     candidates: list[int],
     scores: np.ndarray,
     vectors: np.ndarray,
     max_words: int,
-    max_sentences: int,
 ) -> list[int]:
-    """Unit indexes picked by greedy MMR within the budget.
-
-    A dangling sentence ("He does the thing once…") brings the unit before it in its chunk, which may
-    be a lead-in a reader could not take alone ("His teaching method has three steps:"), or is passed
-    over when there is none or both do not fit.
-    """
-    at = {(u.hit, u.index): i for i, u in enumerate(units)}
-    posts_of = [post_ids[u.hit] for u in units]
-    open_ = set(range(len(candidates)))
-    chosen: list[int] = []  # positions in `candidates`, for redundancy
-    picked: list[int] = []  # unit indexes, including brought-along leads
-    words = 0
-    best = float(scores.max())
-    while open_ and len(picked) < max_sentences:
-        order = sorted(open_)
-        value = scores[order]
-        if chosen:
-            redundancy = (vectors[order] @ vectors[chosen].T).max(axis=1)
-            value = MMR_LAMBDA * value - (1 - MMR_LAMBDA) * redundancy
-            for k in np.flatnonzero(redundancy >= NEAR_DUPLICATE):
-                open_.discard(order[k])
-            value = np.where(redundancy >= NEAR_DUPLICATE, -np.inf, value)
-        k = order[int(np.argmax(value))]
-        open_.discard(k)
-        if not np.isfinite(value.max()) or (picked and scores[k] < MIN_RELATIVE_SCORE * max(best, 0.0)):
+    """Unit indexes of the answer: the passage around the best-scored sentence, then, when another
+    post's best sentence scores within SECOND_POST_GAP of it and says something else (cosine below
+    NEAR_DUPLICATE), that post's passage too, each at most `max_words` words (the best sentence alone
+    may pass it)."""
+    order = [int(k) for k in np.argsort(-scores, kind="stable")]
+    first = order[0]
+    picked = _passage(units, hits, candidates[first], max_words)
+    first_post = hits[units[candidates[first]].hit].post_id
+    for k in order[1:]:
+        if scores[k] < scores[first] - SECOND_POST_GAP:
             break
         i = candidates[k]
-        take = [i]
-        if _DANGLING.match(units[i].text):
-            lead = at.get((units[i].hit, units[i].index - 1))
-            if lead is None or units[lead].words < MIN_LEAD_WORDS:
-                continue
-            if lead not in picked:
-                take = [lead, i]
-        cost = sum(units[j].words for j in take)
-        # Only a first sentence on its own may go over the word budget.
-        if (picked or len(take) > 1) and (
-            words + cost > max_words or len(picked) + len(take) > max_sentences
-        ):
+        if hits[units[i].hit].post_id == first_post or float(vectors[k] @ vectors[first]) >= NEAR_DUPLICATE:
             continue
-        posts = {posts_of[j] for j in picked}
-        if posts_of[i] not in posts and len(posts) >= MAX_POSTS:
-            continue
-        picked.extend(take)
-        chosen.append(k)
-        open_ -= {n for n, c in enumerate(candidates) if c in take}
-        words += cost
-        if words >= max_words:
-            break
+        picked += _passage(units, hits, i, max_words)
+        break
     return picked
+
+
+def _passage(units: list[_Unit], hits: Sequence[Hit], anchor: int, max_words: int) -> list[int]:
+    """The sentences that belong with `anchor`, in the order written, within its chunk: the sentence
+    it continues (an opener that points back: "This is why…"); in a list (a paragraph of several
+    lines), the start of its line and the list's lead-in (a line ending in a colon just before the
+    list); then the sentences after it, while they fit in `max_words`."""
+    hit = units[anchor].hit
+    text = hits[hit].text
+    own = [j for j, u in enumerate(units) if u.hit == hit]  # the chunk's units, in order
+
+    def paragraph(j: int) -> int:
+        return text.count("\n\n", 0, units[j].start)
+
+    def line(j: int) -> int:
+        return text.count("\n", 0, units[j].start)
+
+    at = own.index(anchor)
+    first = at
+    if at and _DANGLING.match(units[anchor].text) and paragraph(own[at - 1]) == paragraph(anchor):
+        first = at - 1
+    in_paragraph = [j for j in own if paragraph(j) == paragraph(anchor)]
+    is_list = len({line(j) for j in in_paragraph}) > 1
+    if is_list:  # a list line is read from its start: "A pin-type moisture meter. The single most…"
+        while first and line(own[first - 1]) == line(anchor):
+            first -= 1
+    take = own[first : at + 1]
+    lead = own.index(in_paragraph[0]) - 1
+    if (is_list or first == lead + 1) and lead >= 0 and is_signpost(units[own[lead]].text):
+        # "My sawmill kit fits in a canvas bag:": what the list is about, so a line never stands alone.
+        take.insert(0, own[lead])
+    words = sum(units[j].words for j in take)
+    for j in own[at + 1 :]:
+        if words + units[j].words > max_words:
+            break
+        take.append(j)
+        words += units[j].words
+    return take
+
+
+def _join(text: str, before: _Unit, unit: _Unit) -> str:
+    """How `unit` follows `before` in the chunk's text: on the same line, the next line, or a later
+    paragraph."""
+    gap = text[before.start + len(before.text) : unit.start]
+    if "\n\n" in gap:
+        return "paragraph"
+    return "line" if "\n" in gap else "space"
 
 
 def _reading_order(quotes: list[Quote]) -> list[Quote]:

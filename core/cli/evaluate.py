@@ -82,7 +82,8 @@ def _modes(values: tuple[str, ...], default: str) -> list[str]:
     "--answer-mode",
     "answer_modes",
     multiple=True,
-    help="With --answers: extractive and/or generative (repeatable or comma-separated). Default: both. "
+    help="With --answers: extractive, generative and/or naive (the best two sentences by cosine and word "
+    "overlap, a baseline; repeatable or comma-separated). Default: extractive and generative. "
     "Generative answers with the built-in model take ~10 s each on 2 cores.",
 )
 @click.option(
@@ -150,7 +151,7 @@ def eval_cmd(
         echo()
         echo(_per_query_table(comparison), keep=MULTILINE)
     if answers:
-        modes = listed(answer_modes, ("extractive", "generative"), "extractive", "'--answer-mode'")
+        modes = listed(answer_modes, ("extractive", "generative", "naive"), "extractive", "'--answer-mode'")
         if not answer_modes:
             modes = ["extractive", "generative"]
         reports = _answer_reports(loaded, off_topic, settings, modes, posts)

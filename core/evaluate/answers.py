@@ -30,6 +30,7 @@ from core.answer import check_grounding, reply
 from core.answer.grounding import content_words
 from core.config import Settings
 from core.embed import Embedder
+from core.evaluate.baseline import naive_answer
 from core.evaluate.metrics import Query, evidence_found, percentile
 from core.search import route_and_search
 from core.store import Store
@@ -38,6 +39,9 @@ _TOKEN = re.compile(r"[^\W_]+")
 _ARTICLES = frozenset({"a", "an", "the"})
 
 Progress = Callable[[int, int, str], None]
+# The answer mode of the naive baseline (core/evaluate/baseline.py): judged by the same relevance bar as
+# the extractive answer, so only the sentences chosen differ.
+NAIVE = "naive"
 
 
 def answer_tokens(text: str) -> list[str]:
@@ -177,7 +181,10 @@ def run_answer_eval(
         rows = []
         for query, on_topic, hits in retrieved:
             started = time.perf_counter()
-            result = reply(query.text, hits, settings, embedder, mode=mode)
+            result = reply(query.text, hits, settings, embedder, mode="extractive" if mode == NAIVE else mode)
+            if mode == NAIVE and result.mode == "extractive":  # the same bar, the naive sentences
+                result.extracted = naive_answer(query.text, hits, embedder)
+                result.text = result.extracted.text
             for _ in result:  # generate (or take) the whole text
                 pass
             result.seconds = time.perf_counter() - started

@@ -7,13 +7,12 @@ rerun and stored as JSON.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 from urllib.parse import quote
 
 import streamlit as st
 
-from core.answer import Reply
+from core.answer import QUOTE_JOINS, Reply
 from pages.shared.state import owner_unlocked
 from pages.shared.tables import column_config, hits_frame
 from pages.shared.text import md_escape, plural, safe_answer
@@ -86,9 +85,8 @@ def quotes_markdown(quotes: list[dict]) -> str:
     parts = []
     for post_id, title, group in blocks:
         body = md_escape(group[0]["text"])
-        for prev, q in itertools.pairwise(group):
-            adjacent = prev["chunk_id"] == q["chunk_id"] and prev["index"] + 1 == q["index"]
-            body += (" " if adjacent else " … ") + md_escape(q["text"])
+        for q in group[1:]:
+            body += QUOTE_JOINS.get(q.get("joined") or "space", " ") + md_escape(q["text"])
         parts.append(f"From *{post_link(post_id, title)}*:\n\n{body}")
     return "\n\n".join(parts)
 
