@@ -49,16 +49,23 @@ except shared.KNOWN_ERRORS as exc:
 chosen = st.sidebar.multiselect(
     "Collections", collections, placeholder="All collections", key="chat_collections"
 )
-answer_mode = st.sidebar.radio(
-    "Answers",
-    list(ANSWER_MODES),
-    index=list(ANSWER_MODES).index(settings.answer_mode),
-    format_func=ANSWER_MODES.get,
-    key="chat_answer_mode",
-    help="The author's own sentences are quoted from the posts, unchanged: no model writes a word. "
-    "A generated answer is written by the answer model from the same excerpts. Automatic quotes with "
-    "the small built-in model and generates with an OpenAI key or server.",
-)
+# The built-in 135M model writes poor answers: readers are offered no generated answer unless a real model
+# (key or server) is configured. The owner's own INKWELL_ANSWER_MODE=generative still holds.
+if settings.uses_builtin_llm:
+    answer_mode = "generative" if settings.answer_mode == "generative" else "extractive"
+    if answer_mode == "extractive":
+        st.sidebar.caption("Answers quote the author's own sentences from the posts: no model writes a word.")
+else:
+    answer_mode = st.sidebar.radio(
+        "Answers",
+        list(ANSWER_MODES),
+        index=list(ANSWER_MODES).index(settings.answer_mode),
+        format_func=ANSWER_MODES.get,
+        key="chat_answer_mode",
+        help="The author's own sentences are quoted from the posts, unchanged: no model writes a word. "
+        "A generated answer is written by the answer model from the same excerpts. Automatic quotes with "
+        "the small built-in model and generates with an OpenAI key or server.",
+    )
 settings = shared.advanced_controls(settings.replace(answer_mode=answer_mode))
 if answer_mode == "auto":
     st.sidebar.caption(f"Now: {ANSWER_MODES[resolve_mode(settings)].lower()}.")

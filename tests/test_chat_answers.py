@@ -34,8 +34,9 @@ def test_builtin_setup_quotes_the_authors_sentences():
     body = unescaped(reply.markdown[0].value)
     assert body.startswith(f"From *[On Bees](chunks?post={quote('bees')})*:")
     quoted = body.split(":\n\n", 1)[1]
-    sentences = [s for part in quoted.split(" … ") for s in [part.strip()] if s]
-    assert sentences and all(any(s in p for p in BEES) for s in sentences)  # verbatim, nothing else
+    assert "…" not in quoted
+    lines = [line.strip() for line in quoted.splitlines() if line.strip()]  # the passage's paragraphs
+    assert lines and all(any(line in p for p in BEES) for line in lines)  # verbatim, nothing else
     assert "Swarming season starts in May." in quoted
     captions = shown(reply.caption)
     assert "The author's own sentences, quoted from the posts (no model wrote them)." in captions
@@ -62,6 +63,15 @@ def test_off_topic_question_gets_the_honest_reply_and_the_closest_posts():
     assert closest.startswith("The closest posts I have written:")
     assert "(chunks?post=" in closest
     assert not any(t.startswith("**Sources**") for t in texts(reply.markdown))
+
+
+def test_with_only_the_built_in_model_readers_are_offered_no_generated_answer():
+    at = open_app()
+    assert not [r for r in at.sidebar.radio if r.key == "chat_answer_mode"]
+    assert any("no model writes a word" in c for c in texts(at.sidebar.caption))
+    at.chat_input[0].set_value("When does swarming season start?").run()
+    assert not at.exception and not at.error
+    assert "Swarming season starts in May." in unescaped(at.chat_message[1].markdown[0].value)  # quoted
 
 
 def test_sidebar_switch_generates_with_a_configured_server_and_quotes_without(monkeypatch):

@@ -291,7 +291,22 @@ def test_ask_says_what_the_author_has_not_written_about(corpus, tmp_path):
         assert out["answer"] == "I haven't written about that, so I can't answer it from my posts."
         assert 1 <= len(out["suggestions"]) <= 3 and out["relevance_bar"]["answer"] is False
     german = run("ask", "Wer hat die Fußball-Weltmeisterschaft 2018 gewonnen?", "--json", data_dir=db)
-    assert json.loads(german.stdout)["answer"].startswith("Darüber habe ich nicht geschrieben")
+    assert json.loads(german.stdout)["answer"].startswith("Fragen auf Deutsch kann ich noch nicht lesen")
+
+
+def test_a_question_the_model_cannot_read_is_told_so_in_its_language(corpus, tmp_path):
+    """English posts, the English-only MiniLM, a Turkish question, no model to translate it: never "I
+    haven't written about that" (a guess), but the language reply in Turkish, and a note for the owner."""
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    question = "Arılar ilkbaharda neden sürü oluşturur ve arıcı bu konuda ne yapmalıdır?"
+    result = run("ask", question, "--json", "--answer-mode", "extractive", data_dir=db)
+    out = json.loads(result.stdout)
+    assert out["answer"] == "Türkçe soruları henüz okuyamıyorum; lütfen İngilizce sorun."
+    assert out["answer_mode"] == "none" and out["suggestions"] == []
+    assert "multilingual-e5-small" in out["owner_note"] and "Turkish" in out["owner_note"]
+    english = json.loads(run("ask", "Who won the 2018 football world cup?", "--json", data_dir=db).stdout)
+    assert "owner_note" not in english  # an English question the posts do not answer: the usual reply
 
 
 @pytest.mark.parametrize(

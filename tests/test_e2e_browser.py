@@ -218,8 +218,9 @@ def test_chat_quotes_the_author_and_says_what_she_has_not_written_about(page, se
         post_id = unquote(href.split("post=", 1)[1])
         assert posts[post_id]["title"] == title
         text = " ".join(c["text"] for c in chunks if c["post_id"] == post_id)
-        sentences = [s.strip() for s in quoted.strip().split(" … ") if s.strip()]
-        assert sentences and all(s in " ".join(text.split()) for s in sentences), (title, sentences)
+        assert "…" not in quoted  # a passage is the author's text as written, never glued across a gap
+        lines = [" ".join(line.split()) for line in quoted.splitlines() if line.strip()]  # line breaks kept
+        assert lines and all(line in " ".join(text.split()) for line in lines), (title, lines)
     assert "why-this-blog-exists" in [unquote(h.split("post=", 1)[1]) for h in hrefs]  # retrieval
     sources = answer.get_by_test_id("stMarkdown").filter(has_text=re.compile(r"^Sources")).last
     assert all(re.search(r"relevance \d\.\d\d$", s) for s in sources.locator("li").all_inner_texts())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -32,10 +33,26 @@ def test_labelled_followups(pair: dict) -> None:
         ("Peki ya kışın?", True),
         ("Wie lange füttert man den Sauerteig im Winter und bei welcher Temperatur?", False),
         ("", False),
+        # Short, but about something new: searched as asked, never glued onto the previous question.
+        ("What is the capital of France?", False),
+        ("Why did she start the blog?", False),
+        ("How did he react?", True),
+        ("How much extra does she buy?", True),
     ],
 )
 def test_other_languages_and_edges(question: str, refers: bool) -> None:
     assert needs_context(question) is refers
+
+
+def test_the_demo_questions_asked_one_after_another_are_never_joined() -> None:
+    """Each of the 12 English demo questions stands alone: asked after another, it is searched as asked."""
+    questions = [
+        json.loads(line)["text"] for line in (DEMO / "eval" / "queries.jsonl").read_text().splitlines()
+    ]
+    settings = Settings()
+    for previous, question in itertools.pairwise(questions[:12]):
+        history = [{"role": "user", "content": previous}, {"role": "assistant", "content": "An answer."}]
+        assert rewrite_followup(question, history, settings) == question
 
 
 def test_builtin_model_joins_only_referring_followups() -> None:

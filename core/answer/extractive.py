@@ -49,10 +49,10 @@ answers. It was not kept: it lost a Turkish one, and it dropped "This blog is my
 notebooks." from the answer to "Why did you start the blog?", the README's example.
 
 The answer is then a passage, the author's own words as written: the best-scored sentence with what
-belongs to it, within its chunk and in the order written. A sentence that opens by pointing back
+belongs to it, in the order written. A sentence that opens by pointing back
 ("This is why…", "He…", "But…") brings the one before it; a line of a list brings the list's lead-in
 (a line ending in a colon before its paragraph); then the sentences after it follow, across
-paragraph breaks, until MAX_WORDS. A second post's passage follows only when that post's best
+paragraph breaks and into the post's next chunk when retrieval brought it, until MAX_WORDS. A second post's passage follows only when that post's best
 sentence scores within SECOND_POST_GAP of the first and is no near-duplicate of it. Nothing is glued
 across a gap: the Markdown keeps the author's line and paragraph breaks. Chosen over the earlier
 collage of the best sentences from anywhere (greedy MMR, joined with "…"), which was tuned on the demo
@@ -285,6 +285,9 @@ def extract_answer(
         unit, hit = units[i], hits[units[i].hit]
         k = position_of.get(i)
         before = picked[n - 1] if n and units[picked[n - 1]].hit == unit.hit else None
+        joined = _join(hit.text, units[before], unit) if before is not None else ""
+        if n and before is None and hits[units[picked[n - 1]].hit].post_id == hit.post_id:
+            joined = "paragraph"  # the passage goes on into the post's next chunk
         quotes.append(
             Quote(
                 unit.text,
@@ -295,7 +298,7 @@ def extract_answer(
                 unit.index,
                 float(scores[k]) if k is not None else 0.0,
                 float(similarity[k]) if k is not None else 0.0,
-                _join(hit.text, units[before], unit) if before is not None else "",
+                joined,
             )
         )
     return ExtractiveAnswer(
@@ -417,10 +420,10 @@ def _passages(
 
 
 def _passage(units: list[_Unit], hits: Sequence[Hit], anchor: int, max_words: int) -> list[int]:
-    """The sentences that belong with `anchor`, in the order written, within its chunk: the sentence
-    it continues (an opener that points back: "This is why…"); in a list (a paragraph of several
-    lines), the start of its line and the list's lead-in (a line ending in a colon just before the
-    list); then the sentences after it, while they fit in `max_words`."""
+    """The sentences that belong with `anchor`, in the order written: the sentence it continues (an
+    opener that points back: "This is why…"); in a list (a paragraph of several lines), the start of
+    its line and the list's lead-in (a line ending in a colon just before the list); then the sentences
+    after it, in its chunk and the post's next chunks among `hits`, while they fit in `max_words`."""
     hit = units[anchor].hit
     text = hits[hit].text
     own = [j for j, u in enumerate(units) if u.hit == hit]  # the chunk's units, in order
@@ -446,12 +449,37 @@ def _passage(units: list[_Unit], hits: Sequence[Hit], anchor: int, max_words: in
         # "My sawmill kit fits in a canvas bag:": what the list is about, so a line never stands alone.
         take.insert(0, own[lead])
     words = sum(units[j].words for j in take)
-    for j in own[at + 1 :]:
+    following = own[at + 1 :]
+    # The chunker cuts a post by size, not by sense: past the chunk's end the passage goes on into the
+    # post's next chunk when retrieval brought it too.
+    for later in _next_chunks(hits, hit):
+        following += [j for j, u in enumerate(units) if u.hit == later]
+    seen = {" ".join(units[j].text.split()) for j in take}
+    for j in following:
+        key = " ".join(units[j].text.split())
+        if key in seen:  # overlapping chunks (the fixed-size chunker) repeat a few sentences
+            continue
         if words + units[j].words > max_words:
             break
         take.append(j)
+        seen.add(key)
         words += units[j].words
     return take
+
+
+def _next_chunks(hits: Sequence[Hit], h: int) -> list[int]:
+    """The hits that continue hit `h` in its post, in order: chunk ids end in a zero-padded index
+    (core/chunk/chunker.py), and the run stops at the first chunk retrieval did not bring."""
+    by_id = {hit.chunk_id: n for n, hit in enumerate(hits)}
+    out: list[int] = []
+    stem, _, index = hits[h].chunk_id.rpartition("#")
+    while index.isdigit():
+        index = f"{int(index) + 1:0{len(index)}d}"
+        n = by_id.get(f"{stem}#{index}")
+        if n is None:
+            break
+        out.append(n)
+    return out
 
 
 def _join(text: str, before: _Unit, unit: _Unit) -> str:

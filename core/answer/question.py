@@ -114,7 +114,7 @@ _REFERRING = frozenset(
     re.findall(
         r"\S+",
         """it its it's that this these those them they their theirs such same other others former latter
-        second third more else also again then
+        second third more extra else also again then
         es das dies diese dieser dieses dazu davon damit darüber ihn ihm ihr ihnen
         ça cela ceci celui celle ceux celles lui leur leurs en y aussi encore
         bu şu o onu ona onun bunu bunun şunu onlar onları ayrıca""",
@@ -143,15 +143,19 @@ _QUESTION_WORDS = frozenset(
         "were",
     ]
 )
-FOLLOWUP_CONTENT_WORDS = 2  # at most this many content words: too little to search for on its own
+# With a word pointing back, a follow-up of at most this many content words more is joined ("What did
+# that one cost?"); without one, only a question of at most one content word is ("How did he react?"):
+# "What is the capital of France?" stands alone, however short.
+FOLLOWUP_CONTENT_WORDS = 2
 
 
 def needs_context(question: str) -> bool:
     """Whether a follow-up question cannot be understood without the previous turn.
 
-    True when it starts like a continuation, has at most FOLLOWUP_CONTENT_WORDS content words ("Why?",
-    "tell me more", "How did he react?"), or points back ("it", "that", "the second") with at most one
-    content word more. Measured on data/demo/eval/followups.jsonl (bench/followups.py).
+    True when it starts like a continuation ("And the cost?"), has at most one content word ("Why?",
+    "tell me more", "How did he react?"), or points back ("it", "that", "the second", "extra") with at
+    most FOLLOWUP_CONTENT_WORDS + 1 content words. Measured on data/demo/eval/followups.jsonl
+    (bench/followups.py).
     """
     text = " ".join(question.lower().replace("’", "'").split())
     if not text:
@@ -160,7 +164,7 @@ def needs_context(question: str) -> bool:
         return True
     words = _WORD_ANY.findall(text)
     content = [w for w in words if w not in STOPWORDS and w not in _QUESTION_WORDS and w not in _REFERRING]
-    if len(content) <= FOLLOWUP_CONTENT_WORDS:
+    if len(content) <= 1:
         return True
     return len(content) <= FOLLOWUP_CONTENT_WORDS + 1 and any(w in _REFERRING for w in words)
 

@@ -22,7 +22,10 @@ stopped on purpose (LLMError kind "cancelled") or cut off mid-way still raises.
 
 In every mode the question must first clear the relevance bar (core/answer/abstain.py): when nothing
 retrieved answers it, the reader gets a fixed reply in the author's voice, in the question's language,
-and the closest posts as suggestions; no model is called.
+and the closest posts as suggestions; no model is called. A question the bar turns away that the
+embedding model could not read (another language than the English posts, an English-only model, no
+translation) gets "I can't read questions in <language> yet" instead, and the owner a note on how to
+enable it (`owner_note`).
 """
 
 from __future__ import annotations
@@ -36,10 +39,10 @@ from core.answer.extractive import ExtractiveAnswer, Quote, extract_answer
 from core.answer.generate import AnswerStream, Source, answer, sources_of
 from core.answer.grounding import Grounding, SentenceSupport, excerpts_language, unreadable
 from core.config import ANSWER_MODES, Settings
-from core.embed import Embedder
+from core.embed import Embedder, cross_lingual
 from core.llm import LLMError
 from core.models import Hit
-from core.text import detect_language
+from core.text import detect_language, language_name, languages_differ
 
 # The fixed replies, per question language (English when the language is not listed or not known).
 # A fixed sentence is the author's frame, not a claim about the world, so translating it invents nothing.
@@ -50,6 +53,21 @@ NO_ANSWER = {
     "es": "No he escrito sobre eso, así que no puedo responderlo a partir de mis publicaciones.",
     "tr": "Bu konuda yazmadım, bu yüzden yazılarımdan yanıtlayamam.",
 }
+# When the question is in a language the table's embedding model cannot compare with the posts' (an
+# English-only model) and nothing translated it: saying "I haven't written about that" would be false.
+CANNOT_READ = {
+    "en": "I can't read questions in this language yet; please ask in English.",
+    "de": "Fragen auf Deutsch kann ich noch nicht lesen; bitte fragen Sie auf Englisch.",
+    "fr": "Je ne sais pas encore lire les questions en français ; posez-la en anglais, s'il vous plaît.",
+    "es": "Todavía no puedo leer preguntas en español; pregúntelo en inglés, por favor.",
+    "tr": "Türkçe soruları henüz okuyamıyorum; lütfen İngilizce sorun.",
+}
+# For the owner (never shown to readers): how to let the blog read such questions.
+CANNOT_READ_HELP = (
+    "questions in {language} cannot be compared with English posts by {model}: re-embed with "
+    "`inkwell reembed --embed-model multilingual-e5-small`, or configure an answer model "
+    "(OPENAI_API_KEY or OPENAI_BASE_URL) so questions are translated first"
+)
 CLOSEST = {
     "en": "The closest posts I have written:",
     "de": "Am nächsten kommen diese Beiträge:",
@@ -93,6 +111,7 @@ class Reply:
     suggestions: list[Suggestion] = field(default_factory=list)  # closest posts, with no answer
     seconds: float = 0.0  # from the call to the whole text, retrieval not included
     fallback: LLMError | None = None  # why a generative reply quotes the author instead
+    owner_note: str = ""  # for the owner only: what would let the blog answer (e.g. read the language)
     _started: float = field(default=0.0, repr=False)
 
     @property
@@ -185,6 +204,7 @@ class Reply:
             "relevance_bar": self.verdict.to_json(),
             "seconds": round(self.seconds, 3),
             "fallback": self.fallback_json(),
+            **({"owner_note": self.owner_note} if self.owner_note else {}),
         }
 
     def fallback_json(self) -> dict | None:
@@ -223,6 +243,14 @@ def reply(
     searched = query if query and query.strip() else question
     extracted = extract_answer(searched, hits, embedder)
     verdict = judge(searched, hits, extracted)
+    if not verdict.answer and searched == question and (language := cannot_read(question, hits, embedder)):
+        # Only English posts are told apart by an English-only model: a reply in the question's language
+        # says so, since "I haven't written about that" would be a guess.
+        return Reply(
+            question, "none", verdict, hits, extracted, text=CANNOT_READ.get(language, CANNOT_READ["en"]),
+            owner_note=CANNOT_READ_HELP.format(language=language_name(language), model=embedder.model_id),
+            _started=started,
+        )  # fmt: skip
     if not verdict.answer:
         return Reply(
             question, "none", verdict, hits, extracted, text=phrase(NO_ANSWER, question),
@@ -236,6 +264,15 @@ def reply(
         return Reply(question, "extractive", verdict, hits, extracted, text=extracted.text, _started=started)
     stream = answer(question, hits, settings, history, embedder=embedder)
     return Reply(question, "generative", verdict, hits, extracted, stream=stream, _started=started)
+
+
+def cannot_read(question: str, hits: Sequence[Hit], embedder: Embedder) -> str:
+    """The question's language when the embedding model cannot compare it with the posts' (English
+    posts, an English-only model, a question in another language); "" when it can."""
+    asked, posts = detect_language(question), excerpts_language(hits)
+    if posts != "en" or not languages_differ(asked, posts) or cross_lingual(embedder.model_id):
+        return ""
+    return asked
 
 
 def _unchecked(question: str, hits: Sequence[Hit], embedder: Embedder) -> bool:

@@ -117,6 +117,8 @@ def ask(
 
 def _explain(answered: Any, settings: Any) -> None:
     """What a reader should know about the reply: where it came from and how far to trust it."""
+    if answered.owner_note:
+        echo(f"Note: {answered.owner_note}", err=True)
     if answered.mode == "none":
         if answered.suggestions:
             echo("The closest posts:", bold=True)

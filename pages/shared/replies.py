@@ -66,6 +66,7 @@ def reply_message(
         "dropped": [s.to_json() for s in answered.dropped],
         "grounding": grounding.to_json() if grounding else None,
         "fallback": answered.fallback_json(),
+        "owner_note": answered.owner_note,
     }
 
 
@@ -125,6 +126,8 @@ def show_notes(message: dict) -> None:
     """Under a reply: who wrote it, cuts and left-out sentences, sources, grounding, the excerpts."""
     mode = message.get("mode")
     fallback = message.get("fallback")
+    if message.get("owner_note") and owner_unlocked():
+        st.caption(f"For the owner: {md_escape(message['owner_note'])}")
     if fallback:
         st.caption(md_escape(fallback["note"]))
         detail = model_detail(fallback["error"])
