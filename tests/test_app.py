@@ -183,6 +183,32 @@ def test_paste_preview_ingest_and_undo(data_dir):
     assert counts_caption(at) == "**Table:** 0 posts · 0 chunks"
 
 
+def test_recent_changes_survive_a_reload_and_each_is_undone_alone(data_dir):
+    def paste(at, title: str, text: str) -> None:
+        at.text_input(key="paste_title").input(title)
+        at.text_area(key="paste_text").input(text)
+        at.button(key="paste_ingest").click().run()
+        assert not at.exception
+
+    at = open_app("pages/posts.py")
+    paste(at, "On Bees", "\n\n".join(BEES))
+    paste(at, "On Hives", "A hive body holds ten frames of comb, and the bees fill it by midsummer.")
+    at = open_app("pages/posts.py")  # a reload: a new session, the log is read from the tables
+    assert button(at, "Undo last change (ingest of “On Hives”)")
+    older = [b for b in at.button if str(b.key or "").startswith("undo_") and b.key != "undo_last"]
+    assert len(older) == 2
+    older[-1].click().run()  # the older change, the bees post: the hives post stays
+    assert not at.exception and "Undone: ingest of “On Bees”." in texts(at.success)
+    assert counts_caption(at) == "**Table:** 1 post · 1 chunk"
+    # A change whose post changed since is refused, naming the later change.
+    paste(at, "On Hives", "A hive body holds ten frames; in a strong year I add a second box.")
+    hives_first = [c for c in Store(data_dir).changes() if not c.undone][-1]  # the first "On Hives"
+    assert hives_first.label == "ingest of “On Hives”" and not hives_first.undone
+    first = next(b for b in at.button if b.key == f"undo_{hives_first.change_id}")
+    first.click().run()
+    assert any("changed since, by" in w for w in texts(at.warning)), texts(at.warning)
+
+
 def test_paste_with_no_text_is_a_clear_error(data_dir):
     at = open_app("pages/posts.py")
     at.text_input(key="paste_title").input("Empty")

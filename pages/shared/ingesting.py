@@ -12,39 +12,63 @@ from core.config import Settings
 from core.ingest import IngestReport, ingest_posts
 from core.models import ParseError, ParseResult, Post
 from core.parse import parse_bytes
-from core.store import UndoRefused
+from core.store import Change, Store, UndoRefused
 from pages.shared.state import KNOWN_ERRORS, flash, get_embedder_cached, get_store, owner_unlocked
 from pages.shared.text import md_escape, plural
+
+UNDO_HELP = (
+    "Puts back only the posts this change touched, as they were before it. Refused when anything has "
+    "changed those posts since, so nobody's later work is lost."
+)
+RECENT_CHANGES = 10
 
 
 def undo_button(settings: Settings) -> None:
     """'Undo last change' for the newest change in the table's change log (an ingestion, re-ingestion,
-    deletion or chunk edit, from the app or the command line), so it survives a reload."""
+    deletion or chunk edit, from the app or the command line), then the recent changes, each with its
+    own Undo: the log lives with the tables, so all of it survives a reload."""
     if not owner_unlocked():
         return
     store = get_store(settings)
     try:
-        change = next((c for c in store.changes(limit=10) if not c.undone), None)
+        changes = store.changes(limit=RECENT_CHANGES)
     except KNOWN_ERRORS:
         return
-    if change is None:
+    pending = [c for c in changes if not c.undone]
+    if pending:
+        change = pending[0]
+        help_text = f"Made {_when(change.at)} UTC. {UNDO_HELP}"
+        if st.button(f"Undo last change ({change.label})", help=help_text, key="undo_last"):
+            _undo(store, change)
+    if not changes:
         return
-    when = change.at[:16].replace("T", " ")
-    help_text = (
-        f"Made {when} UTC. Puts back only the posts this change touched, as they were before it. "
-        "Refused when anything has changed those posts since, so nobody's later work is lost."
-    )
-    if st.button(f"Undo last change ({change.label})", help=help_text, key="undo_last"):
-        try:
-            store.undo(change.change_id)
-        except UndoRefused as exc:
-            st.warning(f"Not undone: {md_escape(exc)}")
-            return
-        except KNOWN_ERRORS as exc:
-            st.error(f"Undo failed: {md_escape(exc)}")
-            return
-        flash(f"Undone: {change.label}.")
-        st.rerun()
+    with st.expander(f"Recent changes ({len(changes)})"):
+        for change in changes:
+            left, right = st.columns([5, 1], vertical_alignment="center")
+            posts = plural(len(change.post_ids), "post")
+            state = f" · undone {_when(change.undone_at)} UTC" if change.undone_at else ""
+            left.markdown(f"**{md_escape(change.label)}** · {_when(change.at)} UTC · {posts}{state}")
+            if not change.undone and right.button(
+                "Undo", key=f"undo_{change.change_id}", help=UNDO_HELP, width="stretch"
+            ):
+                _undo(store, change)
+
+
+def _when(at: str) -> str:
+    return at[:16].replace("T", " ")
+
+
+def _undo(store: Store, change: Change) -> None:
+    try:
+        store.undo(change.change_id)
+    except UndoRefused as exc:
+        st.warning(f"Not undone: {md_escape(exc)}")
+        return
+    except KNOWN_ERRORS as exc:
+        st.error(f"Undo failed: {md_escape(exc)}")
+        return
+    flash(f"Undone: {change.label}.")
+    st.rerun()
 
 
 def run_ingestion(
