@@ -311,23 +311,10 @@ class ChangeLog:
         where = sql_in("post_id", ids)
         old_posts = _rows_of(self._table_at(POSTS, change.before.posts), ids, POSTS_SCHEMA.names)
 
-        def write_posts() -> None:
-            table = self._open(POSTS)
-            if table is None:
-                return
-            if old_posts:
-                data = pa.Table.from_pylist(old_posts, schema=POSTS_SCHEMA)
-                (
-                    table.merge_insert("post_id")
-                    .when_matched_update_all()
-                    .when_not_matched_insert_all()
-                    .when_not_matched_by_source_delete(where)
-                    .execute(data)
-                )
-            else:
-                table.delete(where)
-
-        retry_commit("undo: put back the post rows", write_posts)
+        retry_commit(
+            "undo: put back the post rows",
+            lambda: self._replace_rows(POSTS, "post_id", old_posts, where, POSTS_SCHEMA),
+        )
         crash_point("undo:posts-written")
 
         old_table = self._table_at(CHUNKS, change.before.chunks)
@@ -339,20 +326,25 @@ class ChangeLog:
             columns = [c for c in columns if c in old_table.schema.names]
         old_chunks = with_derived(_rows_of(old_table, ids, columns))
 
-        def write_chunks() -> None:
-            table = self._open(CHUNKS)
-            if table is None:
-                return
-            if old_chunks:
-                data = pa.Table.from_pylist(old_chunks, schema=table.schema)
-                (
-                    table.merge_insert("chunk_id")
-                    .when_matched_update_all()
-                    .when_not_matched_insert_all()
-                    .when_not_matched_by_source_delete(where)
-                    .execute(data)
-                )
-            else:
-                table.delete(where)
+        retry_commit(
+            "undo: put back the chunks", lambda: self._replace_rows(CHUNKS, "chunk_id", old_chunks, where)
+        )
 
-        retry_commit("undo: put back the chunks", write_chunks)
+    def _replace_rows(
+        self, name: str, key: str, rows: list[dict], where: str, schema: pa.Schema | None = None
+    ) -> None:
+        """In one commit, the rows of table `name` matching `where` become `rows` (matched on `key`)."""
+        table = self._open(name)
+        if table is None:
+            return
+        if not rows:
+            table.delete(where)
+            return
+        data = pa.Table.from_pylist(rows, schema=schema or table.schema)
+        (
+            table.merge_insert(key)
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete(where)
+            .execute(data)
+        )
