@@ -132,6 +132,18 @@ def unchanged_since(now: str | None, after: str | None, before: str | None) -> b
     )
 
 
+def _fingerprints_of(
+    post_ids: Sequence[str], post_rows: Iterable[dict], chunk_rows: Iterable[dict]
+) -> dict[str, str | None]:
+    """Each post's fingerprint from its post row (`content_hash`) and chunk rows (`chunk_id`,
+    `embed_hash`)."""
+    hashes = {r["post_id"]: r["content_hash"] for r in post_rows}
+    pairs: dict[str, list[tuple[str, str]]] = {}
+    for row in chunk_rows:
+        pairs.setdefault(row["post_id"], []).append((row["chunk_id"], row["embed_hash"]))
+    return {p: fingerprint(hashes.get(p), pairs.get(p, [])) for p in post_ids}
+
+
 def _batches(ids: Sequence[str]) -> Iterable[list[str]]:
     for start in range(0, len(ids), _ID_BATCH):
         yield list(ids[start : start + _ID_BATCH])
@@ -163,13 +175,11 @@ class ChangeLog:
         """Each post's fingerprint now, or at `versions` (a None version: that table did not exist)."""
         posts = self._table_at(POSTS, versions.posts if versions else -1)
         chunks = self._table_at(CHUNKS, versions.chunks if versions else -1)
-        hashes = {
-            r["post_id"]: r["content_hash"] for r in _rows_of(posts, post_ids, ["post_id", "content_hash"])
-        }
-        pairs: dict[str, list[tuple[str, str]]] = {}
-        for row in _rows_of(chunks, post_ids, ["post_id", "chunk_id", "embed_hash"]):
-            pairs.setdefault(row["post_id"], []).append((row["chunk_id"], row["embed_hash"]))
-        return {p: fingerprint(hashes.get(p), pairs.get(p, [])) for p in post_ids}
+        return _fingerprints_of(
+            post_ids,
+            _rows_of(posts, post_ids, ["post_id", "content_hash"]),
+            _rows_of(chunks, post_ids, ["post_id", "chunk_id", "embed_hash"]),
+        )
 
     def _table_at(self, name: str, version: int | None) -> Any | None:
         """The table now (version -1), at an older version (a handle of its own), or None."""
@@ -252,12 +262,13 @@ class ChangeLog:
         """Undo one change (by default the newest one not undone yet): its posts go back to how they
         were before it. Refused (UndoRefused, naming them) when any of its posts changed since."""
         change = self._undoable(change_id)
+        old_posts, old_chunks = self._rows_before(change)  # read once: to compare, then to write back
+        before = _fingerprints_of(change.post_ids, old_posts, old_chunks)
         now = self.fingerprints(change.post_ids)
-        before = self.fingerprints(change.post_ids, change.before)
         moved = [p for p in change.post_ids if not unchanged_since(now[p], change.after.get(p), before[p])]
         if moved:
             raise UndoRefused(self._refusal(change, moved))
-        self._put_back(change)
+        self._put_back(change, old_posts, old_chunks)
         crash_point("undo:chunks-written")
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
         retry_commit(
@@ -305,29 +316,29 @@ class ChangeLog:
             f"cannot undo {change.label}: {names} changed since (by another writer); undoing would lose that"
         )
 
-    def _put_back(self, change: Change) -> None:
-        """Post rows first, then chunks (see the module docstring for why that order)."""
+    def _rows_before(self, change: Change) -> tuple[list[dict], list[dict]]:
+        """The change's posts' rows and chunks (every stored column but the derived ones) as they were
+        in the versions it started from."""
         ids = list(change.post_ids)
-        where = sql_in("post_id", ids)
         old_posts = _rows_of(self._table_at(POSTS, change.before.posts), ids, POSTS_SCHEMA.names)
+        old_table = self._table_at(CHUNKS, change.before.chunks)
+        current = self._open(CHUNKS)
+        if old_table is None or current is None:
+            return old_posts, []
+        columns = [c for c in current.schema.names if c not in DERIVED_SQL and c in old_table.schema.names]
+        return old_posts, _rows_of(old_table, ids, columns)
 
+    def _put_back(self, change: Change, old_posts: list[dict], old_chunks: list[dict]) -> None:
+        """Post rows first, then chunks (see the module docstring for why that order)."""
+        where = sql_in("post_id", list(change.post_ids))
         retry_commit(
             "undo: put back the post rows",
             lambda: self._replace_rows(POSTS, "post_id", old_posts, where, POSTS_SCHEMA),
         )
         crash_point("undo:posts-written")
-
-        old_table = self._table_at(CHUNKS, change.before.chunks)
-        current = self._open(CHUNKS)
-        if current is None:
-            return
-        columns = [c for c in current.schema.names if c not in DERIVED_SQL]
-        if old_table is not None:
-            columns = [c for c in columns if c in old_table.schema.names]
-        old_chunks = with_derived(_rows_of(old_table, ids, columns))
-
+        chunks = with_derived(old_chunks)
         retry_commit(
-            "undo: put back the chunks", lambda: self._replace_rows(CHUNKS, "chunk_id", old_chunks, where)
+            "undo: put back the chunks", lambda: self._replace_rows(CHUNKS, "chunk_id", chunks, where)
         )
 
     def _replace_rows(

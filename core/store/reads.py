@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -31,6 +31,8 @@ from core.store.schema import (
     sql_str,
     unpacked_hit,
 )
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -138,8 +140,8 @@ class Reads:
         table = self.chunks
         if table is None:
             return {}
-        grouped = scan(table, ["post_id"]).group_by("post_id").aggregate([([], "count_all")])
-        return dict(zip(grouped["post_id"].to_pylist(), grouped["count_all"].to_pylist(), strict=True))
+        # Once per table version: an ingest asks for it twice (orphans, then post states).
+        return dict(per_version(self.key, "chunk_counts", table, _chunk_counts))
 
     def list_chunks(self, post_id: str | None = None, columns: Sequence[str] | None = None) -> list[dict]:
         table = self.chunks
@@ -306,23 +308,37 @@ class Reads:
         return sorted(set(self.chunk_counts()) - posts)
 
 
-_POST_IDS: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
-_POST_IDS_LOCK = threading.Lock()
+_PER_VERSION: dict[tuple[str, str], tuple[tuple[int, int], Any]] = {}
+_PER_VERSION_LOCK = threading.Lock()
+
+
+def per_version(where: str, what: str, table: Any, compute: Callable[[Any], T]) -> T:
+    """`compute(table)`, kept per process (under `what`, for data dir `where`) until the table has a new
+    version. The version is read before computing, so a commit in between only makes the next call
+    compute again."""
+    key = (int(table.version), int(table.count_rows()))  # a re-created table numbers versions from 1
+    with _PER_VERSION_LOCK:
+        cached = _PER_VERSION.get((where, what))
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    value = compute(table)
+    with _PER_VERSION_LOCK:
+        _PER_VERSION[(where, what)] = (key, value)
+    return value
 
 
 def post_ids_of(where: str, table: Any | None) -> frozenset[str]:
     """The post ids stored in the posts table of data dir `where`, read once per table version."""
     if table is None:
         return frozenset()
-    key = (int(table.version), int(table.count_rows()))  # a re-created table numbers versions from 1
-    with _POST_IDS_LOCK:
-        cached = _POST_IDS.get(where)
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    ids = frozenset(scan(table, ["post_id"])["post_id"].to_pylist())
-    with _POST_IDS_LOCK:
-        _POST_IDS[where] = (key, ids)
-    return ids
+    return per_version(
+        where, "post_ids", table, lambda t: frozenset(scan(t, ["post_id"])["post_id"].to_pylist())
+    )
+
+
+def _chunk_counts(table: Any) -> dict[str, int]:
+    grouped = scan(table, ["post_id"]).group_by("post_id").aggregate([([], "count_all")])
+    return dict(zip(grouped["post_id"].to_pylist(), grouped["count_all"].to_pylist(), strict=True))
 
 
 def payload_columns(table: Any) -> list[str]:

@@ -296,15 +296,16 @@ class Store(Reads, ChangeLog):
         if not post_ids:
             return 0
         before = self.versions()
-        existing = {row["post_id"] for row in self.list_posts()} & set(post_ids)
-        orphans = set(post_ids) & set(self.chunk_counts())  # chunks without a post row go too
-        where = sql_in("post_id", post_ids)
+        where = sql_in("post_id", post_ids)  # only these ids' rows are read
+        existing = {r["post_id"] for r in self._rows(self._open(POSTS), where, ["post_id"])}
+        # Chunks without a post row go too: an id counts when it has chunks.
+        with_chunks = {r["post_id"] for r in self._rows(self.chunks, where, ["post_id"])}
         # Chunks first: if we die in between, the post row remains with no chunks and a later
         # ingest sees the count mismatch and rebuilds it.
         if self.chunks is not None:
             retry_commit("delete the chunks", lambda: self.chunks.delete(where))
         retry_commit("delete the posts", lambda: self.posts.delete(where))
-        touched = sorted(existing | orphans)
+        touched = sorted(existing | with_chunks)
         self.log_change(
             label or f"deletion of {len(touched)} post{'s' * (len(touched) != 1)}", before, touched
         )
