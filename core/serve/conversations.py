@@ -24,6 +24,7 @@ import json
 import re
 import secrets
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -85,6 +86,11 @@ class Conversations:
         self.enabled = enabled
         self.max_messages = max_messages
         self.clock = clock
+        # The journal mode and the schema are set up once per process, under a lock: changing the
+        # journal mode needs the file to itself, so doing it on every connection while other sessions
+        # write failed now and then with "database is locked" (8 sessions writing at once).
+        self._setup = threading.Lock()
+        self._ready = False
         if not enabled and self.path.exists():
             self.clear()  # switched off: none kept
 
@@ -206,9 +212,13 @@ class Conversations:
         except (OSError, sqlite3.Error) as exc:
             raise ConversationError(f"cannot open the conversations file {self.path}: {exc}") from None
         try:
-            db.execute("PRAGMA journal_mode=WAL")
+            if not self._ready:
+                with self._setup:
+                    if not self._ready:
+                        db.execute("PRAGMA journal_mode=WAL")  # kept in the file
+                        db.executescript(SCHEMA)
+                        self._ready = True
             db.execute("PRAGMA secure_delete=ON")  # deleted and expired messages are overwritten
-            db.executescript(SCHEMA)
             if not transaction:
                 yield db
                 return
