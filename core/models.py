@@ -19,7 +19,8 @@ class Post:
 
     `blocks` is the cleaned text in reading order. `raw` is what the author gave us, kept so the post
     can be re-chunked or re-embedded later without re-uploading. `prechunked` is set only for imported
-    chunks.json files, whose chunks are kept exactly as they were cut.
+    chunks.json files, whose chunks are kept exactly as they were cut. `url` is the post's web address
+    on the author's blog ("" when unknown), where a reader's citation links to.
     """
 
     post_id: str
@@ -32,6 +33,7 @@ class Post:
     tags: list[str] = field(default_factory=list)
     format: str = "text"
     prechunked: list[PreChunk] | None = None
+    url: str = ""
 
     @property
     def text(self) -> str:
