@@ -1,10 +1,10 @@
 """Chat: readers ask, the author answers from the posts, with the posts cited.
 
-Flow per question: rate limit → follow-up rewrite (only when it refers back) → translation into the
-writings' main language (if configured; shown as "Searched for: …") → collections routing
-(core/search/route.py, when the reader picked no collection; shown under the answer with one-click
-overrides that ask again) → retrieval → the reply (core/answer/reply.py): the author's quoted
-sentences, a streamed generated answer, or "I haven't written about that" with the closest posts.
+Flow per question: rate limit → the turn (core/answer/turn.py: follow-up rewrite when it refers back,
+translation into the writings' language, shown as "Searched for: …"; collections routing when the reader
+picked none, shown under the answer with one-click overrides that ask again; retrieval) → the reply
+(core/answer/reply.py): the author's quoted sentences, a streamed generated answer, or "I haven't
+written about that" with the closest posts.
 The reply's drawing lives in pages/shared/replies.py.
 """
 
@@ -14,9 +14,9 @@ import contextlib
 
 import streamlit as st
 
-from core.answer import reply, resolve_mode, rewrite_followup, translate_for_corpus
+from core.answer import resolve_mode, search_turn, skipped_note
 from core.llm import LLMError, describe_llm
-from core.search import Route, route_and_search
+from core.search import Route
 from core.serve import AnswerRefused, AnswerStopped
 from core.text import QuestionError, check_question
 from pages import shared
@@ -123,12 +123,6 @@ def show_message(message: dict, last: bool = False) -> None:
         show_details(message, last)
 
 
-def _detail(exc: LLMError) -> str:
-    """The error in brackets, after a space, for the owner; "" for a public reader."""
-    detail = replies.model_detail(exc)
-    return f" ({detail})" if detail else ""
-
-
 def history() -> list[dict]:
     """Earlier turns for the model: answered ones only (a failed answer has no content)."""
     return [
@@ -146,36 +140,32 @@ def ask(question: str, override: list[str] | None = None) -> dict:
     message: dict = {"role": "assistant", "content": "", "question": question}
     turns = history()
     gate = shared.answer_gate(settings)
-    query = question
     try:
         embedder = shared.get_embedder_cached(settings)
-        if turns:
-            try:
-                # With every answer slot taken, rewriting would wait for the model: join instead.
-                busy = gate.status().running >= gate.capacity
-                query = rewrite_followup(question, turns, settings, use_model=not busy)
-            except LLMError as exc:
-                st.caption(f"Could not rewrite the follow-up{_detail(exc)}; searching for it as asked.")
-        if settings.should_translate:
-            try:
-                query = translate_for_corpus(query, settings)  # into the writings' language
-            except LLMError as exc:
-                st.caption(f"Could not translate the question{_detail(exc)}; searching for it as asked.")
-        if query.strip() != question.strip():
-            message["searched"] = query
-            st.caption(f"Searched for: {md(query)}")
         # The reader's own choice (sidebar or override button) wins; otherwise the router decides.
         reader_choice = override if override is not None else (chosen or None)
         with st.spinner("Searching the posts…"):
-            decision, retrieval = route_and_search(
-                query, settings, store=store, embedder=embedder, chosen=reader_choice
+            searched = search_turn(
+                question,
+                settings,
+                store=store,
+                embedder=embedder,
+                history=turns,
+                collections=reader_choice,
+                # With every answer slot taken, rewriting would wait for the model: join instead.
+                use_model=gate.status().running < gate.capacity,
             )
-        message["route"] = decision.to_json()
+        for step, exc in searched.skipped.items():
+            st.caption(skipped_note(step, replies.model_detail(exc)))
+        if searched.rewritten:
+            message["searched"] = searched.query
+            st.caption(f"Searched for: {md(searched.query)}")
+        message["route"] = searched.route.to_json()
         # Overrides only when the router ran or an override did (not for a sidebar choice).
-        message["override_ok"] = override is not None or decision.status in ("routed", "unsure")
-        for note in decision.notes:
+        message["override_ok"] = override is not None or searched.route.status in ("routed", "unsure")
+        for note in searched.route.notes:
             st.caption(md(note))
-        answered = reply(question, retrieval.hits, settings, embedder, history=turns, query=query)
+        answered = searched.answer(settings, embedder)
         try:
             if answered.mode == "generative":
                 # Model-written answers queue for a slot; quotes and fixed replies never wait.

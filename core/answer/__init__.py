@@ -3,7 +3,8 @@ own sentences (extractive, quoting what quotable allows), a generated answer in 
 (generate), or, when nothing retrieved clears the relevance bar (abstain), an honest "I haven't
 written about that". Around them: the question made ready for retrieval (question), what of a model's
 text the reader sees (release: whole sentences, prompt markup cut out by leaks, strict grounding) and
-the check of each sentence against the excerpts (grounding).
+the check of each sentence against the excerpts (grounding). One turn (turn) takes a question through
+all of it: follow-up rewrite, translation, routing, retrieval, the reply.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from core.answer.question import (
 )
 from core.answer.release import Release, StrictJudge
 from core.answer.reply import Reply, reply, resolve_mode
+from core.answer.turn import Searched, Turn, search_turn, skipped_note, take_turn
 
 __all__ = [
     "CUT_SHORT_MESSAGE",
@@ -42,9 +44,11 @@ __all__ = [
     "Quote",
     "Release",
     "Reply",
+    "Searched",
     "SentenceSupport",
     "Source",
     "StrictJudge",
+    "Turn",
     "Verdict",
     "answer",
     "check_grounding",
@@ -53,7 +57,10 @@ __all__ = [
     "reply",
     "resolve_mode",
     "rewrite_followup",
+    "search_turn",
+    "skipped_note",
     "strip_leaks",
+    "take_turn",
     "translate_for_corpus",
     "translate_to_english",
     "translate_to_language",

@@ -55,10 +55,9 @@ def ask(
     (generative), or "I haven't written about that" with the closest posts when nothing retrieved
     answers the question.
     """
-    from core.answer import reply, translate_for_corpus
+    from core.answer import skipped_note, take_turn
     from core.embed import embedder_for_store
-    from core.llm import LLMError, describe_llm
-    from core.search import route_and_search
+    from core.llm import describe_llm
     from core.store import Store
 
     settings = settings_for(
@@ -71,19 +70,15 @@ def ask(
     question = checked_question(question, settings)  # empty or over-long: refused before any work
     store = Store(settings.data_dir)
     embedder = embedder_for_store(settings, store.model_id())
-    query = question
-    if settings.should_translate:
-        try:
-            query = translate_for_corpus(question, settings)
-        except LLMError as exc:
-            echo(f"Could not translate the question ({exc}); searching for it as asked.", err=True)
-    decision, result = route_and_search(
-        query, settings, store=store, embedder=embedder, chosen=list(collections) or None
+    turn = take_turn(
+        question, settings, store=store, embedder=embedder, collections=list(collections) or None
     )
-    print_route(decision)
-    for note in result.notes:
+    for step, exc in turn.skipped.items():
+        echo(skipped_note(step, str(exc)), err=True)
+    print_route(turn.route)
+    for note in turn.searched.retrieval.notes:  # the router's were printed with the route
         echo(note, fg="yellow", err=True)
-    answered = reply(question, result.hits, settings, embedder, query=query)
+    answered, query = turn.reply, turn.query
     label = describe_llm(settings) if answered.mode == "generative" else None
     if not as_json and label:
         echo(f"({label})", dim=True, err=True)
@@ -107,7 +102,7 @@ def ask(
                 "dropped": [s.to_json() for s in answered.dropped],
                 "grounding": answered.grounding.to_json() if answered.grounding else None,
                 "context": [h.to_json() for h in answered.used_hits],
-                "route": decision.to_json(),
+                "route": turn.route.to_json(),
             }
         )
         return

@@ -26,13 +26,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.answer import check_grounding, reply
+from core.answer import check_grounding, search_turn
 from core.answer.grounding import content_words
 from core.config import Settings
 from core.embed import Embedder
 from core.evaluate.baseline import naive_answer
 from core.evaluate.metrics import Query, evidence_found, percentile
-from core.search import route_and_search
 from core.store import Store
 
 _TOKEN = re.compile(r"[^\W_]+")
@@ -164,26 +163,26 @@ def run_answer_eval(
     embedder: Embedder,
     progress: Progress | None = None,
 ) -> list[AnswerReport]:
-    """Every query through retrieval (as the chat does: routing included) and a reply per mode.
+    """Every query through the readers' turn (core/answer/turn.py: translation and routing included) and
+    a reply per mode.
 
-    Retrieval runs once per query and is shared by the modes, so they answer from the same hits.
+    The search runs once per query and is shared by the modes, so they answer from the same hits.
     """
     items = [(q, True) for q in queries] + [(q, False) for q in off_topic]
     retrieved = []
     for i, (query, on_topic) in enumerate(items, 1):
-        _, found = route_and_search(query.text, settings, store=store, embedder=embedder)
-        retrieved.append((query, on_topic, found.hits))
+        retrieved.append((query, on_topic, search_turn(query.text, settings, store=store, embedder=embedder)))
         if progress:
             progress(i, len(items) * (len(modes) + 1), f"searched {query.id}")
     reports = []
     done = len(items)
     for mode in modes:
         rows = []
-        for query, on_topic, hits in retrieved:
+        for query, on_topic, searched in retrieved:
             started = time.perf_counter()
-            result = reply(query.text, hits, settings, embedder, mode="extractive" if mode == NAIVE else mode)
+            result = searched.answer(settings, embedder, mode="extractive" if mode == NAIVE else mode)
             if mode == NAIVE and result.mode == "extractive":  # the same bar, the naive sentences
-                result.extracted = naive_answer(query.text, hits, embedder)
+                result.extracted = naive_answer(searched.query, searched.retrieval.hits, embedder)
                 result.text = result.extracted.text
             for _ in result:  # generate (or take) the whole text
                 pass
