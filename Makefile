@@ -30,7 +30,7 @@ demo: install
 run: export INKWELL_AUTHOR_NAME ?= Mara Quill
 run: export INKWELL_AUTHOR_DESCRIPTION ?= a furniture maker in Wickham Hollow, Vermont, who left software to work with wood
 run: demo
-	$(BIN)/streamlit run streamlit_app.py
+	$(BIN)/streamlit run server.py
 
 # Debian's headless Chromium (and its driver) for tests/test_e2e_browser.py; Playwright drives it, so
 # `playwright install` (a browser download) is never needed. Installs only when something is missing.

@@ -196,6 +196,12 @@ class Settings:
     # (core/serve/clients.py): IP addresses or CIDR networks, comma-separated. Empty: none, the socket
     # peer is the client.
     trusted_proxies: str = ""
+    # Questions one reader may ask per minute: per chat session, and per client address on the HTTP API
+    # (core/serve/guard.py). 0: no limit.
+    questions_per_minute: int = 10
+    # The sites (origins, e.g. https://blog.example) whose pages may call the HTTP API from the browser
+    # (the widget on the blog), comma-separated. Empty: none but the app's own.
+    allowed_origins: str = ""
 
     # Conversations (core/serve/conversations.py): the chat's turns kept in <local_home>/conversations.sqlite
     # so a reload restores them, for `conversation_hours` after the last question; off: none are kept.
@@ -334,6 +340,11 @@ class Settings:
         if self.max_question_chars < 0:
             raise ConfigError(f"max_question_chars must be >= 0 (0: no limit), not {self.max_question_chars}")
         self.trusted_proxy_networks  # noqa: B018 (raises ConfigError for a bad entry)
+        self.allowed_origin_list  # noqa: B018 (the same)
+        if self.questions_per_minute < 0:
+            raise ConfigError(
+                f"questions_per_minute must be >= 0 (0: no limit), not {self.questions_per_minute}"
+            )
         if self.read_consistency_seconds < 0:
             raise ConfigError(f"read_consistency_seconds must be >= 0, not {self.read_consistency_seconds}")
         if not (self.request_timeout > 0 and self.connect_timeout > 0):
@@ -353,6 +364,22 @@ class Settings:
         """Where side files live: the data directory, or a local folder when it is on object storage
         (INKWELL_LOCAL_DIR, an environment variable so that every caller finds the same folder)."""
         return local_home(self.data_dir)
+
+    @property
+    def allowed_origin_list(self) -> list[str]:
+        """`allowed_origins` as origins ("scheme://host[:port]", no path), in order; ConfigError for a bad one."""
+        origins = []
+        for entry in (e.strip().rstrip("/") for e in self.allowed_origins.split(",")):
+            if not entry:
+                continue
+            scheme, _, rest = entry.partition("://")
+            if scheme not in ("http", "https") or not rest or "/" in rest or " " in rest:
+                raise ConfigError(
+                    "allowed_origins takes origins such as https://blog.example or http://localhost:4000, "
+                    f"separated by commas (no path), not {entry!r}"
+                )
+            origins.append(f"{scheme}://{rest.lower()}")
+        return origins
 
     @property
     def trusted_proxy_networks(self) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:

@@ -93,8 +93,11 @@ def _healthy(url: str) -> bool:
 
 
 @contextlib.contextmanager
-def streamlit_server(workdir: Path, env: Mapping[str, str]) -> Iterator[AppServer]:
-    """`streamlit run streamlit_app.py` on a free loopback port, until /_stcore/health answers; killed after.
+def streamlit_server(
+    workdir: Path, env: Mapping[str, str], script: str = "streamlit_app.py"
+) -> Iterator[AppServer]:
+    """`streamlit run <script>` on a free loopback port, until /_stcore/health answers; killed after.
+    `script` is streamlit_app.py (the app alone) or server.py (the app with the HTTP API, as `make run`).
 
     It runs in the project folder (for .streamlit/config.toml: the theme and upload size) but reads its
     secrets from an empty file in `workdir`, so a developer's own .streamlit/secrets.toml is not used.
@@ -109,7 +112,7 @@ def streamlit_server(workdir: Path, env: Mapping[str, str]) -> Iterator[AppServe
         "-m",
         "streamlit",
         "run",
-        "streamlit_app.py",
+        script,
         "--server.headless",
         "true",
         "--server.port",

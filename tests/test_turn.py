@@ -73,7 +73,9 @@ def test_a_follow_up_is_joined_only_when_it_refers_back(embedder, table: Store):
         {"role": "user", "content": "When does swarming season start?"},
         {"role": "assistant", "content": "Swarming season starts in May."},
     ]
-    follow_up = search_turn("And why does it happen?", settings, store=store, embedder=embedder, history=history)
+    follow_up = search_turn(
+        "And why does it happen?", settings, store=store, embedder=embedder, history=history
+    )
     assert follow_up.rewritten and "swarming" in follow_up.query.lower()
     fresh = search_turn(
         "What is the capital of France?", settings, store=store, embedder=embedder, history=history

@@ -105,6 +105,8 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]~$])")
 
 # A passage's joins as Markdown: a list line on a line of its own (a hard break), a paragraph apart.
 QUOTE_JOINS = {"space": " ", "line": "  \n", "paragraph": "\n\n"}
+# The same joins in plain text (the HTTP API's passages, which a widget shows as text).
+PLAIN_JOINS = {"space": " ", "line": "\n", "paragraph": "\n\n"}
 
 # A sentence that announces the next one: a lead-in ending in a colon, or "Here is/are …".
 _SIGNPOST = re.compile(r":$|^here(?:\s+is|\s+are|['’]s)\b", re.IGNORECASE)
@@ -175,6 +177,17 @@ class ExtractiveAnswer:
                 out[-1][2].append(quote)
             else:
                 out.append((quote.post_id, quote.title, [quote]))
+        return out
+
+    def passages(self) -> list[tuple[str, str, str]]:
+        """(post_id, title, passage) per post in reading order, the passage in plain text: the author's
+        sentences joined as in `text`, a line break for a list line and a blank line between paragraphs."""
+        out = []
+        for post_id, title, quotes in self.groups():
+            body = quotes[0].text
+            for quote in quotes[1:]:
+                body += PLAIN_JOINS.get(quote.joined, " ") + quote.text
+            out.append((post_id, title, body))
         return out
 
     @property

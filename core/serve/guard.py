@@ -238,3 +238,29 @@ class RateLimiter:
 def _seconds(value: float) -> str:
     n = max(1, math.ceil(value))  # round up: waiting the time said must be enough
     return f"{n} s"
+
+
+class ClientLimits:
+    """A RateLimiter per client (e.g. per address on the HTTP API), safe across threads; clients idle
+    for a window are forgotten, so the table stays as small as the last minute's clients."""
+
+    def __init__(self, clock: Clock = time.monotonic) -> None:
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._limiters: dict[str, RateLimiter] = {}
+
+    def acquire(self, client: str, per_minute: int) -> Decision:
+        """Count one question of `client` if it is allowed at `per_minute` (0: no limit)."""
+        if per_minute <= 0:
+            return Decision(True)
+        with self._lock:
+            self._forget_idle()
+            limiter = self._limiters.get(client)
+            if limiter is None or limiter.per_minute != per_minute:
+                limiter = self._limiters[client] = RateLimiter(per_minute, clock=self.clock)
+            return limiter.acquire()
+
+    def _forget_idle(self) -> None:
+        idle = [c for c, limiter in self._limiters.items() if limiter.used == 0]
+        for client in idle:
+            del self._limiters[client]

@@ -24,6 +24,7 @@ from core.config import Settings
 from core.embed import Embedder
 from core.serve import URL_PARAM, AnswerGate, Conversations, Ticket, is_conversation_id, new_conversation_id
 from core.serve.conversations import FILE_NAME
+from core.serve.resources import shared_gate
 from core.store import Store
 
 LINE_ICON = ":material/hourglass_top:"
@@ -33,16 +34,10 @@ log = logging.getLogger(__name__)
 # The line for model-written answers --------------------------------------------------------------------
 
 
-@st.cache_resource(show_spinner=False)
-def _gate(capacity: int, queue_limit: int, time_limit: float) -> AnswerGate:
-    return AnswerGate(capacity, queue_limit=queue_limit, time_limit=time_limit)
-
-
 def answer_gate(settings: Settings) -> AnswerGate:
-    """One gate per process (and per capacity/limits): every session's generated answers queue here."""
-    return _gate(
-        settings.effective_answer_concurrency, settings.answer_queue_limit, float(settings.answer_time_limit)
-    )
+    """One gate per process (and per capacity/limits), shared with the HTTP API: every session's and
+    every API client's generated answers queue here."""
+    return shared_gate(settings)
 
 
 def session_alive() -> Callable[[], bool]:

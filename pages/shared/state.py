@@ -15,12 +15,13 @@ from typing import Any
 
 import streamlit as st
 
-from core.config import MODEL_RERANKERS, ConfigError, Settings, data_dir_key
-from core.embed import Embedder, EmbedError, embedder_for_store
+from core.config import MODEL_RERANKERS, ConfigError, Settings
+from core.embed import Embedder, EmbedError
 from core.llm import LLMError, describe_llm
-from core.serve import DEFAULT_QUESTIONS_PER_MINUTE, LoginThrottle, PasswordGate, RateLimiter
+from core.serve import LoginThrottle, PasswordGate, RateLimiter
 from core.serve.clients import client_address as resolve_client
 from core.serve.clients import forwarded_hops, server_peer
+from core.serve.resources import shared_embedder, shared_store
 from core.store import Store, StoreError
 from pages.shared.text import md_escape, plural
 
@@ -67,12 +68,8 @@ def admin_password() -> str | None:
 
 
 def questions_per_minute() -> int:
-    """Questions one session may ask per minute (secret or env INKWELL_QUESTIONS_PER_MINUTE); 0: no limit."""
-    value = _app_setting("questions_per_minute", "INKWELL_QUESTIONS_PER_MINUTE")
-    try:
-        return DEFAULT_QUESTIONS_PER_MINUTE if value is None else max(0, int(value))
-    except ValueError:
-        return DEFAULT_QUESTIONS_PER_MINUTE
+    """Questions one session may ask per minute (secret, env INKWELL_QUESTIONS_PER_MINUTE); 0: no limit."""
+    return base_settings().questions_per_minute
 
 
 def base_settings() -> Settings:
@@ -116,35 +113,16 @@ def advanced_controls(settings: Settings) -> Settings:
 # Cached resources (one per process) -------------------------------------------------------------------
 
 
-@st.cache_resource(show_spinner=False)
-def _store(data_dir: str, read_consistency_seconds: float) -> Store:
-    return Store(data_dir, read_consistency_seconds)
-
-
 def get_store(settings: Settings) -> Store:
-    """One LanceDB connection per data directory and process; reads see other processes' commits within
-    `read_consistency_seconds` (0: at once)."""
-    return _store(data_dir_key(settings.data_dir), float(settings.read_consistency_seconds))
-
-
-@st.cache_resource(show_spinner=False)
-def _embedder(key: tuple, _settings: Settings, table_model: str | None) -> Embedder:
-    return embedder_for_store(_settings, table_model)
+    """One LanceDB connection per data directory and process, shared with the HTTP API; reads see other
+    processes' commits within `read_consistency_seconds` (0: at once)."""
+    return shared_store(settings)
 
 
 def get_embedder_cached(settings: Settings) -> Embedder:
-    """The configured embedder, else the one the table was made with (local models load on first use)."""
-    table_model = get_store(settings).model_id()
-    secret = settings.openai_api_key or ""
-    key = (
-        settings.embed_backend,
-        settings.embed_model,
-        settings.embed_batch_size,
-        settings.embed_dimensions,
-        settings.embed_base_url or settings.openai_base_url or "",
-        hashlib.sha256(secret.encode()).hexdigest() if secret else "",  # never the key itself
-    )
-    return _embedder(key, settings, table_model)
+    """The configured embedder, else the one the table was made with (local models load on first use);
+    one per process, shared with the HTTP API."""
+    return shared_embedder(settings)
 
 
 # Sidebar ----------------------------------------------------------------------------------------------

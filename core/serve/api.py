@@ -1,0 +1,381 @@
+"""The HTTP API for the author's blog, served beside the chat in the same process (`server.py` passes
+`routes()` to Streamlit's `st.App`):
+
+    POST /api/ask      {"question": "...", "conversation": [{"role", "content"}...]?, "collection": ...?,
+                        "mode": "extractive" | "generative" | "auto"?}
+                       → the reply as JSON; with `Accept: text/event-stream`, as server-sent events
+    GET  /api/search   ?q=...&k=10 → the retrieved excerpts
+    GET  /api/health   → {"status": "ok", "posts": n, "chunks": m}
+    GET  /widget.js    → the widget the author pastes into the blog (core/serve/widget.js)
+
+Questions take the readers' one turn (core/answer/turn.py), so the API answers as the chat does, behind
+the chat's guards: the question length cap, a per-client rate limit (`questions_per_minute`), and the
+process's line for model-written answers with its time limit. Every error is JSON with a plain message
+and the right status (400, 403, 413, 429, 503, 500), never a traceback. Browsers may call it only from
+the origins the owner lists (`allowed_origins`); with none listed, no cross-origin call is allowed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Mount, Route
+
+from core.answer import Turn, take_turn
+from core.config import ANSWER_MODES, ConfigError, Settings
+from core.embed import EmbedError
+from core.llm import LLMError
+from core.search import search
+from core.serve.admission import AnswerRefused, AnswerStopped
+from core.serve.clients import client_address, forwarded_hops
+from core.serve.guard import ClientLimits
+from core.serve.resources import shared_embedder, shared_gate, shared_store
+from core.store import StoreError
+from core.text import QuestionError, check_question
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 64 * 1024  # a question, a conversation and options: far less than this
+MAX_TURNS = 20  # earlier turns a client may send (the chat keeps more, but a follow-up needs few)
+MAX_TURN_CHARS = 8000
+MAX_K = 50
+SSE = "text/event-stream"
+# Failures with a message meant for people (a broken table, a model that cannot be reached, bad settings).
+KNOWN = (ConfigError, StoreError, EmbedError, LLMError, OSError, ValueError)
+
+
+class ApiError(Exception):
+    """A request answered with `status` and a JSON body {"error": message}."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.headers = status, message, headers or {}
+
+
+@dataclass(frozen=True)
+class AskRequest:
+    question: str
+    conversation: list[dict]
+    collections: list[str] | None
+    mode: str | None
+
+
+# Reading requests --------------------------------------------------------------------------------------
+
+
+async def _body(request: Request) -> dict:
+    """The request's JSON object; ApiError 413 past MAX_BODY_BYTES, 400 when it is not a JSON object."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise ApiError(413, f"The request is larger than {MAX_BODY_BYTES // 1024} KB.")
+    raw = b""
+    async for part in request.stream():
+        raw += part
+        if len(raw) > MAX_BODY_BYTES:
+            raise ApiError(413, f"The request is larger than {MAX_BODY_BYTES // 1024} KB.")
+    try:
+        data = json.loads(raw or b"null")
+    except (ValueError, UnicodeDecodeError):
+        raise ApiError(400, "The request body is not valid JSON.") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, 'Send a JSON object such as {"question": "..."}.')
+    return data
+
+
+def _question(value: Any, settings: Settings) -> str:
+    if not isinstance(value, str):
+        raise ApiError(400, '"question" must be a string.')
+    try:
+        return check_question(value, settings.max_question_chars)
+    except QuestionError as exc:
+        raise ApiError(413 if exc.kind == "too_long" else 400, str(exc)) from None
+
+
+def _conversation(value: Any) -> list[dict]:
+    """Earlier turns as sent by the widget: [{"role": "user"|"assistant", "content": "..."}], oldest first."""
+    if value in (None, ""):
+        return []
+    if not isinstance(value, list) or not all(isinstance(m, dict) for m in value):
+        raise ApiError(400, '"conversation" must be a list of {"role", "content"} objects.')
+    turns = []
+    for m in value[-MAX_TURNS:]:
+        role, content = m.get("role"), m.get("content")
+        if role not in ("user", "assistant") or not isinstance(content, str):
+            raise ApiError(
+                400, 'Each turn of "conversation" needs a role ("user" or "assistant") and content.'
+            )
+        turns.append({"role": role, "content": content[:MAX_TURN_CHARS]})
+    return turns
+
+
+def _collections(value: Any) -> list[str] | None:
+    if value in (None, "", []):
+        return None
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
+        raise ApiError(400, '"collection" must be a collection name or a list of them.')
+    return values
+
+
+def _mode(value: Any, settings: Settings) -> str | None:
+    """The answer mode asked for; a generated answer only when a real model is configured (the built-in
+    one writes poor answers: readers are not offered it, as in the chat) or the owner chose it."""
+    if value in (None, ""):
+        return None
+    if value not in ANSWER_MODES:
+        raise ApiError(400, f'"mode" must be one of {", ".join(ANSWER_MODES)}.')
+    if value == "generative" and settings.uses_builtin_llm and settings.answer_mode != "generative":
+        raise ApiError(400, "Generated answers are not offered here: the answers quote the author.")
+    return value
+
+
+def parse_ask(data: dict, settings: Settings) -> AskRequest:
+    """The ask request's fields, checked (ApiError 400/413 with the reason)."""
+    return AskRequest(
+        _question(data.get("question"), settings),
+        _conversation(data.get("conversation")),
+        _collections(data.get("collection", data.get("collections"))),
+        _mode(data.get("mode"), settings),
+    )
+
+
+# Writing replies ---------------------------------------------------------------------------------------
+
+
+def _post_ref(item: Any) -> dict:
+    """A cited or suggested post as readers get it: id, title and, when known, its web address."""
+    ref = {"post_id": item.post_id, "title": item.title}
+    url = getattr(item, "url", "")
+    ref["url"] = url or None
+    return ref
+
+
+def answer_json(turn: Turn) -> dict:
+    """What a reader's client gets for one turn: the answer (Markdown), how it was made, the quoted
+    sentences and, for quotes, the passages per post in plain text, the posts they come from, the closest
+    posts when declined (no relevance numbers, no model or server details)."""
+    reply = turn.reply
+    extracted = reply.extracted if reply.mode == "extractive" else None
+    refs = {q.post_id: q for q in reply.quotes}
+    return {
+        "question": turn.question,
+        "searched_for": turn.query if turn.rewritten else None,
+        "mode": reply.mode,
+        "answer": reply.text,
+        "declined": reply.mode == "none" or reply.declined,
+        "sentences": [
+            {**_post_ref(q), "text": q.text, "link": getattr(q, "link", "") or None} for q in reply.quotes
+        ],
+        "passages": [
+            {**_post_ref(refs[post_id]), "text": text}
+            for post_id, _, text in (extracted.passages() if extracted else [])
+        ],
+        "sources": [_post_ref(s) for s in reply.sources],
+        "suggestions": [_post_ref(s) for s in reply.suggestions],
+        "note": reply.fallback_note or None,
+        "collections": turn.route.collections,
+    }
+
+
+def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message, "status": status}, status_code=status, headers=headers)
+
+
+def _sse(event: str, data: dict) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+# The API -----------------------------------------------------------------------------------------------
+
+
+class Api:
+    """The handlers, over settings read afresh for each request from `settings_source` (so the owner's
+    saved settings apply without a restart)."""
+
+    def __init__(self, settings_source: Callable[[], Settings]) -> None:
+        self.settings_source = settings_source
+        self.limits = ClientLimits()
+
+    def _settings(self) -> Settings:
+        try:
+            return self.settings_source()
+        except ConfigError as exc:
+            raise ApiError(500, f"Inkwell's settings are invalid: {exc}") from None
+
+    def _admit(self, request: Request, settings: Settings) -> str:
+        """The client's key for the rate limit, once a question is allowed (ApiError 403/429 otherwise)."""
+        origin = request.headers.get("origin")
+        if origin and not _same_origin(request, origin) and origin not in settings.allowed_origin_list:
+            raise ApiError(403, "This site may not use the API: the blog's owner has not allowed it.")
+        peer = request.client.host if request.client else None
+        client = client_address(peer, forwarded_hops(request.headers.getlist("x-forwarded-for")),
+                                settings.trusted_proxy_networks) or "local"  # fmt: skip
+        decision = self.limits.acquire(client, settings.questions_per_minute)
+        if not decision.allowed:
+            wait = max(1, int(decision.retry_after + 0.999))
+            raise ApiError(429, decision.message, {"Retry-After": str(wait)})
+        return client
+
+    async def health(self, request: Request) -> Response:
+        settings = self._settings()
+        posts, chunks = await run_in_threadpool(lambda: shared_store(settings).counts())
+        return JSONResponse({"status": "ok", "posts": posts, "chunks": chunks})
+
+    async def search(self, request: Request) -> Response:
+        settings = self._settings()
+        self._admit(request, settings)
+        question = _question(request.query_params.get("q", ""), settings)
+        k_text = request.query_params.get("k", "10")
+        if not k_text.isdigit() or not 1 <= int(k_text) <= MAX_K:
+            raise ApiError(400, f'"k" must be a whole number from 1 to {MAX_K}.')
+        k = int(k_text)
+
+        def run() -> list[dict]:
+            store = shared_store(settings)
+            found = search(question, settings.replace(top_k=max(k, settings.top_k)), store=store,
+                           embedder=shared_embedder(settings))  # fmt: skip
+            return [
+                {
+                    **_post_ref(h),
+                    "section": h.section,
+                    "text": h.text,
+                    "collection": h.collection,
+                    "rank": h.rank,
+                }
+                for h in found.hits[:k]
+            ]
+
+        return JSONResponse({"question": question, "hits": await run_in_threadpool(run)})
+
+    async def ask(self, request: Request) -> Response:
+        settings = self._settings()
+        self._admit(request, settings)
+        asked = parse_ask(await _body(request), settings)
+        started = time.perf_counter()
+
+        def turn() -> Turn:
+            store = shared_store(settings)
+            return take_turn(asked.question, settings, store=store, embedder=shared_embedder(settings),
+                             history=asked.conversation, collections=asked.collections,
+                             mode=asked.mode)  # fmt: skip
+
+        taken = await run_in_threadpool(turn)
+        if SSE in request.headers.get("accept", ""):
+            return StreamingResponse(self._events(taken, settings, started), media_type=SSE,
+                                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})  # fmt: skip
+
+        def whole() -> dict:
+            for _ in self._deltas(taken, settings):
+                pass
+            return {**answer_json(taken), "seconds": round(time.perf_counter() - started, 3)}
+
+        return JSONResponse(await run_in_threadpool(whole))
+
+    def _deltas(self, turn: Turn, settings: Settings) -> Iterator[str]:
+        """The reply's text as it comes; a generated one waits in the process's line for a slot."""
+        if turn.reply.mode != "generative":
+            yield from turn.reply
+            return
+        with shared_gate(settings).enter(owner=None) as ticket:
+            yield from ticket.stream(turn.reply)
+
+    def _events(self, turn: Turn, settings: Settings, started: float) -> Iterator[str]:
+        """Server-sent events: `meta` (mode and what was searched), `delta`s of text, then `done` with the
+        whole reply (as the JSON answer), or `error`."""
+        yield _sse("meta", {"mode": turn.reply.mode, "searched_for": turn.query if turn.rewritten else None})
+        try:
+            # A generated reply that falls back to quoting has shown nothing before: its one delta is the quote.
+            for delta in self._deltas(turn, settings):
+                yield _sse("delta", {"text": delta})
+            yield _sse("done", {**answer_json(turn), "seconds": round(time.perf_counter() - started, 3)})
+        except AnswerRefused as exc:
+            yield _sse("error", {"error": str(exc), "status": 503})
+        except AnswerStopped as exc:
+            yield _sse("error", {"error": f"The answer was stopped: {exc}", "status": 503})
+        except KNOWN as exc:
+            log.warning("api: answer failed: %s", exc)
+            yield _sse("error", {"error": "The answer could not be finished.", "status": 503})
+
+    async def widget(self, request: Request) -> Response:
+        script = resources.files("core.serve").joinpath("widget.js").read_text(encoding="utf-8")
+        return Response(script, media_type="text/javascript",
+                        headers={"Cache-Control": "public, max-age=300"})  # fmt: skip
+
+
+def _same_origin(request: Request, origin: str) -> bool:
+    """Whether `origin` is the API's own (a page of this server calling it)."""
+    host = request.headers.get("host", "")
+    return origin.split("://", 1)[-1] == host
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return error_response(exc.status, exc.message, exc.headers)
+
+
+async def _known_error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, AnswerRefused):
+        return error_response(503, str(exc), {"Retry-After": "30"})
+    if isinstance(exc, AnswerStopped):
+        return error_response(503, f"The answer was stopped: {exc}")
+    log.warning("api: %s %s failed: %s", request.method, request.url.path, exc)
+    return error_response(503, "Inkwell could not answer just now; please try again later.")
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    messages = {404: "There is no such API address.", 405: "This API address does not take that method."}
+    return error_response(exc.status_code, messages.get(exc.status_code, str(exc.detail)), exc.headers)
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    log.exception("api: %s %s failed", request.method, request.url.path)
+    return error_response(500, "Something went wrong on the server.")
+
+
+def api_app(settings_source: Callable[[], Settings]) -> Starlette:
+    """The API as a Starlette app (mounted at /api), with CORS for the owner's listed origins."""
+    api = Api(settings_source)
+    try:
+        origins = settings_source().allowed_origin_list
+    except ConfigError:  # every request says what is wrong (500 with the message)
+        origins = []
+    handlers: dict[Any, Callable] = {ApiError: _api_error, HTTPException: _http_error, Exception: _unexpected}
+    handlers.update({kind: _known_error for kind in (*KNOWN, AnswerRefused, AnswerStopped)})
+    return Starlette(
+        routes=[
+            Route("/ask", api.ask, methods=["POST"]),
+            Route("/search", api.search, methods=["GET"]),
+            Route("/health", api.health, methods=["GET"]),
+        ],
+        middleware=[
+            Middleware(
+                CORSMiddleware,
+                allow_origins=origins,
+                allow_methods=["GET", "POST"],
+                allow_headers=["Content-Type", "Accept"],
+                max_age=600,
+            )
+        ],
+        exception_handlers=handlers,
+    )
+
+
+def routes(settings_source: Callable[[], Settings]) -> list[BaseRoute]:
+    """The routes to serve beside the Streamlit app: the API under /api and the widget's script."""
+    app = api_app(settings_source)
+    widget = Api(settings_source).widget
+    return [Mount("/api", app=app), Route("/widget.js", widget, methods=["GET"])]

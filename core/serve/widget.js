@@ -1,0 +1,234 @@
+/* Inkwell's widget: an "Ask" button and a small chat panel that a blog gets from one tag,
+ *   <script src="https://inkwell.example/widget.js" defer data-title="Ask Mara"></script>
+ * Options (data attributes): data-title, data-placeholder, data-button, data-collection,
+ * data-accent (a CSS colour), data-api (the Inkwell server; default: where this script came from).
+ * It lives in its own shadow DOM (the blog's CSS cannot reach it, its CSS cannot reach the blog), writes
+ * every text from the server with textContent (a post's HTML is never run), streams answers from
+ * POST /api/ask as server-sent events, and keeps the conversation for the browser session across the
+ * blog's pages (sessionStorage). No framework, no dependencies. */
+(function () {
+  "use strict";
+  var script = document.currentScript;
+  if (!script || window.__inkwellWidget) return;
+  window.__inkwellWidget = true;
+  var opt = script.dataset;
+  var api = (opt.api || new URL(script.src, location.href).origin).replace(/\/+$/, "");
+  var KEY = "inkwell:" + api;
+  var MAX_TURNS = 20;
+  var state = load();
+
+  function load() {
+    try {
+      var saved = JSON.parse(sessionStorage.getItem(KEY) || "{}");
+      return { open: !!saved.open, turns: Array.isArray(saved.turns) ? saved.turns : [] };
+    } catch (e) {
+      return { open: false, turns: [] };
+    }
+  }
+  function save() {
+    try {
+      sessionStorage.setItem(KEY, JSON.stringify({ open: state.open, turns: state.turns.slice(-MAX_TURNS) }));
+    } catch (e) { /* private mode or full: the conversation lasts for this page only */ }
+  }
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    for (var name in attrs || {}) node.setAttribute(name, attrs[name]);
+    if (text != null) node.textContent = text;
+    return node;
+  }
+  function safeUrl(url) {
+    try {
+      var parsed = new URL(url, location.href);
+      return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : null;
+    } catch (e) {
+      return null;
+    }
+  }
+
+  var host = el("div", { "data-inkwell": "" });
+  var root = host.attachShadow({ mode: "open" });
+  var accent = CSS.supports("color", opt.accent || "") ? opt.accent : "#1f4e79";
+  var style = el("style");
+  style.textContent =
+    ":host{all:initial}*{box-sizing:border-box;font:15px/1.45 system-ui,sans-serif}" +
+    ".btn{position:fixed;right:20px;bottom:20px;z-index:2147483000;border:0;border-radius:24px;" +
+    "padding:10px 18px;background:var(--a);color:#fff;cursor:pointer;box-shadow:0 2px 8px #0004}" +
+    ".panel{position:fixed;right:20px;bottom:76px;z-index:2147483000;width:min(380px,calc(100vw - 40px));" +
+    "height:min(520px,calc(100vh - 110px));display:flex;flex-direction:column;background:#fff;color:#222;" +
+    "border-radius:12px;box-shadow:0 4px 24px #0005;overflow:hidden}" +
+    ".panel[hidden]{display:none}header{display:flex;justify-content:space-between;align-items:center;" +
+    "padding:10px 14px;background:var(--a);color:#fff;font-weight:600}" +
+    "header button{background:none;border:0;color:#fff;font-size:20px;cursor:pointer}" +
+    ".log{flex:1;overflow-y:auto;padding:12px}.q{margin:8px 0 4px;font-weight:600}" +
+    ".a{white-space:pre-wrap;margin:0 0 6px}.muted{color:#666;font-size:13px}" +
+    ".src{margin:0 0 12px;padding-left:18px;font-size:13px}.src a{color:var(--a)}" +
+    "form{display:flex;gap:6px;padding:10px;border-top:1px solid #ddd}" +
+    "input{flex:1;padding:8px;border:1px solid #bbb;border-radius:6px}" +
+    "form button{border:0;border-radius:6px;padding:8px 12px;background:var(--a);color:#fff;cursor:pointer}" +
+    ":focus-visible{outline:2px solid #e8a33d;outline-offset:2px}";
+  root.appendChild(style);
+  host.style.setProperty("--a", accent);
+
+  var title = opt.title || "Ask the author";
+  var button = el("button", { class: "btn", type: "button", "aria-expanded": "false", "aria-controls": "panel" },
+    opt.button || "Ask");
+  var panel = el("section", { class: "panel", id: "panel", role: "dialog", "aria-label": title, hidden: "" });
+  var header = el("header");
+  header.appendChild(el("span", null, title));
+  var close = el("button", { type: "button", "aria-label": "Close" }, "×");
+  header.appendChild(close);
+  var log = el("div", { class: "log", role: "log", "aria-live": "polite" });
+  var form = el("form");
+  var input = el("input", { type: "text", maxlength: "1000", "aria-label": "Your question",
+    placeholder: opt.placeholder || "Ask a question about the posts" });
+  var send = el("button", { type: "submit" }, "Ask");
+  form.appendChild(input);
+  form.appendChild(send);
+  panel.appendChild(header);
+  panel.appendChild(log);
+  panel.appendChild(form);
+  root.appendChild(button);
+  root.appendChild(panel);
+
+  function setOpen(open, focus) {
+    state.open = open;
+    panel.hidden = !open;
+    button.setAttribute("aria-expanded", String(open));
+    save();
+    if (focus) (open ? input : button).focus();
+  }
+  button.addEventListener("click", function () { setOpen(panel.hidden, true); });
+  close.addEventListener("click", function () { setOpen(false, true); });
+  panel.addEventListener("keydown", function (e) { if (e.key === "Escape") setOpen(false, true); });
+
+  function drawQuestion(text) {
+    log.appendChild(el("p", { class: "q" }, text));
+  }
+  function drawAnswer(turn) {
+    var box = el("div");
+    var answer = el("p", { class: "a" }, turn.answer || "");
+    box.appendChild(answer);
+    log.appendChild(box);
+    if (turn.reply) drawSources(box, turn.reply);
+    return { box: box, answer: answer };
+  }
+  function drawSources(box, reply) {
+    var links = [];
+    var seen = {};
+    (reply.sentences || []).forEach(function (s) {
+      var href = safeUrl(s.link || s.url || "");
+      if (href && !seen[s.post_id]) { seen[s.post_id] = 1; links.push({ title: s.title, href: href }); }
+    });
+    var posts = reply.mode === "none" ? reply.suggestions || [] : reply.sources || [];
+    posts.forEach(function (p) {
+      var href = safeUrl(p.url || "");
+      if (!seen[p.post_id]) { seen[p.post_id] = 1; links.push({ title: p.title, href: href }); }
+    });
+    if (!links.length) return;
+    box.appendChild(el("p", { class: "muted" }, reply.mode === "none" ? "The closest posts:" : "From:"));
+    var list = el("ul", { class: "src" });
+    links.forEach(function (l) {
+      var item = el("li");
+      if (l.href) {
+        var a = el("a", { href: l.href, target: "_top" }, l.title);
+        item.appendChild(a);
+      } else {
+        item.textContent = l.title;
+      }
+      list.appendChild(item);
+    });
+    box.appendChild(list);
+    if (reply.note) box.appendChild(el("p", { class: "muted" }, reply.note));
+  }
+  state.turns.forEach(function (t) {
+    drawQuestion(t.question);
+    drawAnswer(t);
+  });
+  setOpen(state.open, false);
+
+  function history() {
+    var turns = [];
+    state.turns.forEach(function (t) {
+      turns.push({ role: "user", content: t.question });
+      if (t.answer) turns.push({ role: "assistant", content: t.answer });
+    });
+    return turns.slice(-MAX_TURNS);
+  }
+
+  // Server-sent events from a fetch body (EventSource cannot POST): "event: x\ndata: {...}\n\n" blocks.
+  function readEvents(response, onEvent) {
+    var reader = response.body.getReader();
+    var decoder = new TextDecoder();
+    var buffer = "";
+    function pump() {
+      return reader.read().then(function (chunk) {
+        if (chunk.done) return;
+        buffer += decoder.decode(chunk.value, { stream: true });
+        var blocks = buffer.split("\n\n");
+        buffer = blocks.pop();
+        blocks.forEach(function (block) {
+          var event = "message", data = "";
+          block.split("\n").forEach(function (line) {
+            if (line.indexOf("event:") === 0) event = line.slice(6).trim();
+            else if (line.indexOf("data:") === 0) data += line.slice(5).trim();
+          });
+          if (data) onEvent(event, JSON.parse(data));
+        });
+        return pump();
+      });
+    }
+    return pump();
+  }
+
+  var busy = false;
+  form.addEventListener("submit", function (e) {
+    e.preventDefault();
+    var question = input.value.trim();
+    if (!question || busy) return;
+    busy = true;
+    send.disabled = true;
+    input.value = "";
+    drawQuestion(question);
+    var turn = { question: question, answer: "" };
+    var view = drawAnswer(turn);
+    view.answer.textContent = "Writing…";
+    var body = { question: question, conversation: history() };
+    if (opt.collection) body.collection = opt.collection;
+    var text = "";
+    fetch(api + "/api/ask", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+      body: JSON.stringify(body),
+    }).then(function (response) {
+      if (!response.ok) {
+        return response.json().catch(function () { return {}; }).then(function (err) {
+          throw new Error(err.error || "The question could not be answered (" + response.status + ").");
+        });
+      }
+      return readEvents(response, function (event, data) {
+        if (event === "delta") {
+          text += data.text;
+          view.answer.textContent = text;
+        } else if (event === "done") {
+          turn.answer = data.answer;
+          turn.reply = data;
+          view.answer.textContent = data.answer;
+          drawSources(view.box, data);
+          state.turns.push(turn);
+          save();
+        } else if (event === "error") {
+          throw new Error(data.error);
+        }
+        log.scrollTop = log.scrollHeight;
+      });
+    }).catch(function (err) {
+      view.answer.textContent = err && err.message ? err.message : "The question could not be answered.";
+    }).then(function () {
+      busy = false;
+      send.disabled = false;
+      input.focus();
+    });
+  });
+
+  (document.body || document.documentElement).appendChild(host);
+})();
