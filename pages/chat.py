@@ -25,6 +25,7 @@ from pages.shared import replies
 shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
 
 MESSAGES = "chat_messages"
+STOPPED = "This answer was stopped: you asked another question before it was finished."
 OVERRIDE = "chat_route_override"  # the last question's collections chosen by an override button
 # The sidebar's answer modes, as readers see them.
 ANSWER_MODES = {
@@ -171,11 +172,14 @@ def ask(question: str, override: list[str] | None = None) -> dict:
                 # Model-written answers queue for a slot; quotes and fixed replies never wait.
                 with gate.enter(owner=shared.owner_key(), alive=shared.session_alive()) as ticket:
                     shared.show_place_in_line(ticket)
+                    writing = st.empty()
+                    writing.caption("Writing…")  # until the first words come: never an empty bubble
                     streamed = st.empty()
                     with streamed.container():
                         # A reply that falls back to quoting is drawn below as quotes, not as a stream.
                         deltas = (d for d in ticket.stream(answered) if answered.fallback is None)
-                        st.write_stream(shared.safe_answer_stream(deltas))
+                        st.write_stream(shared.safe_answer_stream(shared.clear_on_first(deltas, writing)))
+                    writing.empty()
                 if answered.fallback is not None:
                     streamed.empty()
             else:
@@ -241,10 +245,14 @@ for i, message in enumerate(messages):
 
 if asked:
     user = {"role": "user", "content": asked}
+    # Kept before answering: a reader who asks again while this answer is written starts a new run,
+    # which stops this one; the question stays on the page, its answer marked as stopped.
+    pending = {"role": "assistant", "content": "", "question": asked, "error": STOPPED}
+    messages.extend([user, pending])
     show_message(user)
     with st.chat_message("assistant"):
         answer_message = ask(user["content"], override)
-    messages.extend([user, answer_message])
+    messages[-2:] = [user, answer_message]
     if kept.enabled:
         cid = shared.conversation_id() or shared.start_conversation()
         if replaced:

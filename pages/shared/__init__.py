@@ -16,6 +16,7 @@ from pages.shared.ingesting import (
 )
 from pages.shared.serving import (
     answer_gate,
+    clear_on_first,
     conversation_id,
     conversations,
     forget_conversation,
@@ -50,6 +51,7 @@ __all__ = [
     "answer_gate",
     "base_settings",
     "chunks_frame",
+    "clear_on_first",
     "column_config",
     "conversation_id",
     "conversations",

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import atexit
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from threading import Event, Thread
+from typing import Any
 
 import streamlit as st
 
@@ -84,6 +85,16 @@ def show_place_in_line(ticket: Ticket) -> int:
         box.info(place_in_line_message(place), icon=LINE_ICON)
     box.empty()
     return first
+
+
+def clear_on_first(deltas: Iterable[str], placeholder: Any) -> Iterator[str]:
+    """`deltas` unchanged, emptying `placeholder` (e.g. "Writing…") when the first one arrives."""
+    first = True
+    for delta in deltas:
+        if first:
+            placeholder.empty()
+            first = False
+        yield delta
 
 
 # Warm answers ------------------------------------------------------------------------------------------
