@@ -45,7 +45,8 @@ def now() -> str:
 @dataclass
 class Source:
     """`state`: {"etag", "last_modified", "feed" (a site's discovered feed or sitemap), "items":
-    {page address: {"post_id", "etag", "last_modified"}}} as the last sync left it."""
+    {page address: {"post_id", "source", "etag", "last_modified"}}, "gone": the same for pages no longer
+    listed whose posts were not pruned} as the last sync left it."""
 
     url: str
     kind: str

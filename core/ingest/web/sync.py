@@ -176,7 +176,7 @@ def _gone(source: Source, read: SourceRead, store: Store) -> list[tuple[str, str
         return []
     states = store.post_states()
     gone = []
-    for page, item in source.items.items():
+    for page, item in {**source.state.get("gone", {}), **source.items}.items():
         post_id = item.get("post_id", "")
         stored = states.get(post_id) if post_id and post_id not in read.listed else None
         if stored is not None and stored.source in (page, item.get("source", page)):
@@ -192,7 +192,10 @@ def _remember(source: Source, read: SourceRead, outcome: SourceOutcome) -> None:
     if not read.complete and read.kind == "feed":
         # Posts that fell off the feed stay known: the feed is a window, not the whole blog.
         items = {**{p: i for p, i in source.items.items() if i.get("post_id") not in pruned}, **items}
-    source.state = {**{k: v for k, v in read.state.items() if v}, "items": items}
+    # Gone but not pruned: remembered apart, so a later `sync --prune` still knows them.
+    known = {**source.state.get("gone", {}), **source.items}
+    kept = {page: known[page] for _, page in outcome.gone if not outcome.pruned and page in known}
+    source.state = {**{k: v for k, v in read.state.items() if v}, "items": items, "gone": kept}
     source.synced_at = now()
     source.ok = outcome.ok
     source.result = outcome.summary()
