@@ -9,7 +9,6 @@ import socket
 import time
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from core.cli import main
