@@ -364,3 +364,35 @@ def test_robots_txt_is_obeyed_and_refusals_exit_1(tmp_path):
     assert "Traceback" not in result.output
     bad = run("ingest", "https://", data_dir=db)
     assert bad.exit_code == 1 and "not an http(s) address" in bad.output
+
+
+# The Ingest page ------------------------------------------------------------------------------------------
+
+
+def test_ingest_page_adds_a_source_and_syncs_it_with_prune(tmp_path, monkeypatch):
+    from tests.conftest import isolate_app, open_app, texts
+
+    db = isolate_app(monkeypatch, tmp_path / "db")
+    with SiteServer() as site:
+        site.page("/posts/lathe/", page("Lathe", "My lathe is an old Myford, belt driven and quiet."))
+        site.page("/posts/chisels/", page("Chisels", "I keep six bevel-edge chisels and use three of them."))
+        site.add("/sitemap.xml", sitemap(site, "/posts/lathe/", "/posts/chisels/"), "application/xml")
+        at = open_app("pages/posts.py")
+        at.text_input(key="web_url").input(site.url("/sitemap.xml"))
+        at.button(key="web_add").click().run()
+        assert not at.exception, at.exception
+        listed = [t for t in texts(at.markdown) if "sitemap" in t]
+        assert any("sitemap · last sync" in t and "2 new" in t for t in listed), listed
+        assert set(stored(db)) == {"lathe", "chisels"}
+
+        site.page(
+            "/posts/lathe/", page("Lathe", "My lathe is an old Myford; I fitted a variable speed motor.")
+        )
+        site.add("/sitemap.xml", sitemap(site, "/posts/lathe/"), "application/xml")
+        at.checkbox(key="web_prune").check().run()
+        at.button(key="web_sync").click().run()
+        assert not at.exception, at.exception
+    shown = texts(at.markdown) + texts(at.info)
+    assert any("1 updated" in t and "1 removed" in t for t in shown), shown
+    assert any(t.startswith("Removed: chisels") for t in texts(at.info)), texts(at.info)
+    assert set(stored(db)) == {"lathe"} and "variable speed" in stored(db)["lathe"]["raw"]
