@@ -10,7 +10,6 @@ after 10 s", "redirects to another host (evil.example): refused").
 
 from __future__ import annotations
 
-import email.utils
 import socket
 import threading
 import time
@@ -263,8 +262,3 @@ def _network_reason(reason: Any, timeout: float) -> str:
 
 def _size(count: int) -> str:
     return f"{count / _MB:.1f} MB" if count >= _MB else f"{count / 1024:.0f} KB"
-
-
-def http_date(seconds: float) -> str:
-    """An HTTP date (for If-Modified-Since) from a Unix time."""
-    return email.utils.formatdate(seconds, usegmt=True)
