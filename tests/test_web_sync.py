@@ -272,9 +272,7 @@ def test_hostile_pages_are_refused_by_name_and_the_rest_goes_in(tmp_path, settin
             "application/xml",
         )
         fetcher = _fast(site)
-        started = time.monotonic()
         outcome = ingest_url(site.url("/sitemap.xml"), settings, embedder=embedder, fetcher=fetcher)
-        took = time.monotonic() - started
 
     errors = {e.source: e.message for e in outcome.report.errors}
     assert sorted(p.post_id for p in outcome.read.posts) == ["good", "moved"]
@@ -289,7 +287,6 @@ def test_hostile_pages_are_refused_by_name_and_the_rest_goes_in(tmp_path, settin
     assert errors["http://other.example/p"].startswith("on another host (other.example)")
     # the refused connection is on another port of 127.0.0.1: same host, so it is tried, and refused
     assert errors[f"http://127.0.0.1:{dead_port}/x/"] == "connection refused (is the site up?)"
-    assert took < 20
     assert stored(settings.data_dir)["moved"]["title"] == "Moved here"
 
 
