@@ -21,6 +21,7 @@ from core.parse import FORMATS, parse_text
 from core.prepare import LLMPrepOptions, prepare_posts, preview_rewrites
 from core.search import RulesError, load_rules, read_rules_text, route, rules_path, rules_template, save_rules
 from pages import shared
+from pages.shared.web_sources import web_sources_tab
 
 shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
 
@@ -198,7 +199,11 @@ def preview(posts: list, scope: str = "paste") -> None:
         st.caption(PREVIEW_NOTE)
 
 
-paste_tab, upload_tab, posts_tab = st.tabs(["Paste a post", "Upload files", "Stored posts"])
+paste_tab, upload_tab, web_tab, posts_tab = st.tabs(
+    ["Paste a post", "Upload files", "From the web", "Stored posts"]
+)
+with web_tab:  # feeds, sitemaps and sites, remembered and synced (pages/shared/web_sources.py)
+    web_sources_tab(settings)
 
 # Paste -----------------------------------------------------------------------------------------------
 with paste_tab:

@@ -46,6 +46,8 @@ COMMANDS = {
     "reembed",
     "route",
     "search",
+    "sources",
+    "sync",
     "undo",
 }
 ANSWER = "I buy almost all my wood at Dunmore Brothers Sawmill in Pelham Falls."
@@ -335,6 +337,33 @@ def test_the_same_id_from_another_file_is_refused_without_replace(backend):
     replaced = backend.cli("ingest", "--replace", str(two), data_dir=data_dir)
     assert f"replaced the post read from {one / 'notes.md'}" in replaced.stderr
     assert "steamed" in backend.cli("posts", "show", "notes", "--raw", data_dir=data_dir).stdout
+
+
+def test_web_sources_are_remembered_and_synced(backend):
+    """The sources table lives beside the others: on s3:// too (tests/test_web_sync.py has the rest)."""
+    from tests.site_server import SiteServer
+
+    data_dir = backend.table("sources")
+    with SiteServer() as site:
+        site.page(
+            "/posts/oak/",
+            "<html><head><title>Oak</title></head><body><p>Oak splits along its rays.</p></body></html>",
+        )
+        site.add(
+            "/sitemap.xml",
+            f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{site.url("/posts/oak/")}</loc></url></urlset>',
+            "application/xml",
+        )
+        backend.cli("ingest", site.url("/sitemap.xml"), data_dir=data_dir)
+        site.page(
+            "/posts/oak/",
+            "<html><head><title>Oak</title></head><body><p>Oak splits; ash bends.</p></body></html>",
+        )
+        synced = json.loads(backend.cli("sync", "--json", data_dir=data_dir).stdout)
+    assert synced["ok"] and synced["sources"][0]["report"]["updated"] == 1
+    listed = lines_json(backend.cli("sources", "--json", data_dir=data_dir))
+    assert [(s["url"], s["kind"], s["posts"]) for s in listed] == [(site.url("/sitemap.xml"), "sitemap", 1)]
+    assert "ash bends" in backend.cli("posts", "show", "oak", "--raw", data_dir=data_dir).stdout
 
 
 # The command list itself ------------------------------------------------------------------------------------

@@ -76,12 +76,14 @@ def ingest(
     as_json: bool,
     data_dir: str | None,
 ) -> None:
-    """Ingest files and folders (.md .txt .html .json .jsonl, bundles); '-' reads one post from stdin.
+    """Ingest files and folders (.md .txt .html .json .jsonl, bundles); '-' reads one post from stdin;
+    a web address (a feed, sitemap, site or page) is read and remembered for `inkwell sync`.
 
     Idempotent: unchanged posts are skipped and unchanged chunks are never embedded again. The LLM
     options (at most two requests per post, replies cached) use the configured chat model.
     """
     from core.cli.ingest import dry_run_lines, outcome_lines
+    from core.cli.sources import ingest_web, is_web_address
     from core.ingest import ingest_posts
     from core.parse import parse_paths, parse_text
     from core.prepare import LLMPrepOptions
@@ -95,7 +97,11 @@ def ingest(
         embed_model=embed_model,
         reader_languages=reader_languages,
     )
-    files = [p for p in paths if p != "-"]
+    urls = [p for p in paths if is_web_address(p)]
+    web_ok = ingest_web(urls, settings, collection=collection, as_json=as_json) if urls else True
+    if urls and len(urls) == len(paths):
+        sys.exit(0 if web_ok else 1)
+    files = [p for p in paths if p != "-" and p not in urls]
     parsed = parse_paths(files, collection=collection)
     if "-" in paths:
         if not title:
@@ -130,6 +136,8 @@ def ingest(
     for line in outcome_lines(report, llm):
         echo(line, err=True)
     finish_report(report, as_json)
+    if not web_ok:
+        sys.exit(1)
 
 
 def progress_shown(bar: Any) -> Progress:

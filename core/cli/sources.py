@@ -1,0 +1,142 @@
+"""`inkwell sync` and `inkwell sources`: remembered feeds, sitemaps and sites, read again; and
+`ingest_web`, what `inkwell ingest https://…` does with web addresses."""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections.abc import Sequence
+
+import click
+
+from core.cli.main import command, main, settings_for
+from core.cli.output import echo, echo_row, print_json
+from core.config import Settings
+from core.ingest import Progress
+
+_INTERVAL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def is_web_address(text: str) -> bool:
+    return text.lower().startswith(("http://", "https://"))
+
+
+def interval_seconds(text: str) -> float:
+    """'1h' → 3600, '30m' → 1800, '90s' or '90' → 90; ValueError for anything else or under 10 s."""
+    match = _INTERVAL.match(text)
+    if not match:
+        raise ValueError(f"{text!r} is not an interval like 30m, 1h or 1d")
+    seconds = float(match.group(1)) * _UNITS[match.group(2).lower()]
+    if seconds < 1:
+        raise ValueError(f"{text!r} is too short: at least 1 s between syncs")
+    return seconds
+
+
+def progress_lines() -> Progress:
+    """Fetch and ingest progress on stderr, one line at most every second (and the last one)."""
+    last = [0.0, ""]
+
+    def progress(done: int, total: int, message: str) -> None:
+        now = time.monotonic()
+        if message != last[1] and (now - last[0] >= 1.0 or done >= total):
+            echo(f"{done:,}/{total:,}: {message}", err=True)
+            last[0], last[1] = now, message
+
+    return progress
+
+
+def print_outcomes(outcomes: Sequence, as_json: bool) -> bool:
+    """Each source's problems (by page), what a prune removes, and its summary; whether all went well."""
+    for outcome in outcomes:
+        for error in outcome.report.errors:
+            echo(f"skipped {error}", fg="yellow", err=True)
+        for warning in outcome.report.warnings:
+            echo(f"warning {warning}", fg="yellow", err=True)
+        for o in outcome.report.outcomes:
+            if o.status == "failed":
+                echo(f"failed {o.source} ({o.post_id}): {o.message}", fg="red", err=True)
+        verb = "removed" if outcome.pruned else "gone from the source"
+        for post_id, url in outcome.gone:
+            echo(f"{verb}: {post_id} ({url})", err=True)
+        if not as_json:
+            echo(f"{outcome.source.url} ({outcome.source.kind}): {outcome.summary()}")
+    if as_json:
+        print_json({"ok": all(o.ok for o in outcomes), "sources": [o.to_json() for o in outcomes]})
+    return all(o.ok for o in outcomes)
+
+
+def ingest_web(urls: Sequence[str], settings: Settings, *, collection: str | None, as_json: bool) -> bool:
+    """Ingest each address (a feed, sitemap, site or page) and remember it for `inkwell sync`."""
+    from core.ingest.web import ingest_url
+
+    outcomes = [ingest_url(url, settings, collection=collection, progress=progress_lines()) for url in urls]
+    return print_outcomes(outcomes, as_json)
+
+
+@command(main)
+@click.option("--prune", is_flag=True, help="Remove posts a sitemap or site no longer lists (named first).")
+@click.option(
+    "--every", "every", metavar="INTERVAL", help="Sync again every INTERVAL (30m, 1h, 1d) until stopped."
+)
+@click.option("--timeout", type=click.FloatRange(0.1, 600), help="Seconds to wait for a server (10).")
+@click.option("--runs", type=click.IntRange(1), hidden=True, help="With --every: stop after this many.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def sync(
+    prune: bool,
+    every: str | None,
+    timeout: float | None,
+    runs: int | None,
+    as_json: bool,
+    data_dir: str | None,
+) -> None:
+    """Read every remembered source again (see `inkwell sources`): new posts are added, changed ones
+    re-ingested (unchanged ones cost nothing), and with --prune posts gone from a sitemap are removed.
+    Exits 1 when any page or source failed."""
+    from core.ingest.web import Fetcher, sync_sources
+    from core.ingest.web.fetch import host_of
+    from core.store import Store
+    from core.store.sources import Sources
+
+    wait = interval_seconds(every) if every else None
+    settings = settings_for(data_dir)
+    done = 0
+    while True:
+        store = Store(settings.data_dir)
+        fetchers = (
+            {host_of(s.url): Fetcher(host_of(s.url), timeout=timeout) for s in Sources(store).all()}
+            if timeout
+            else None
+        )
+        report = sync_sources(
+            settings, store=store, prune=prune, progress=progress_lines(), fetchers=fetchers
+        )
+        if not report.outcomes:
+            echo("no sources yet: add one with `inkwell ingest https://your.blog/feed.xml`", err=True)
+        ok = print_outcomes(report.outcomes, as_json)
+        done += 1
+        if wait is None or (runs is not None and done >= runs):
+            sys.exit(0 if ok else 1)
+        time.sleep(wait)
+
+
+@command(main)
+@click.option("--remove", "remove", metavar="URL", help="Forget this source (its posts stay).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per source.")
+def sources(remove: str | None, as_json: bool, data_dir: str | None) -> None:
+    """List the remembered sources (address, kind, last sync, result), or forget one."""
+    from core.store import Store
+    from core.store.sources import Sources
+
+    book = Sources(Store(settings_for(data_dir).data_dir))
+    if remove:
+        if not book.remove(remove):
+            raise click.ClickException(f"no source {remove!r} (see: inkwell sources)")
+        echo(f"forgot {remove}; its posts stay (delete them with: inkwell posts delete)")
+        return
+    for source in book.all():
+        if as_json:
+            print_json(source.to_json())
+        else:
+            echo_row([source.url, source.kind, source.synced_at or "never", source.result])

@@ -1,0 +1,10 @@
+"""Posts from the web: feeds (feeds), sitemaps (sitemaps), pages (pages) fetched politely on one host
+(fetch) with XML parsed safely (safexml), a source read whole (read), and remembered sources kept in
+sync (sync)."""
+
+from __future__ import annotations
+
+from core.ingest.web.fetch import Fetcher, FetchError, check_url
+from core.ingest.web.sync import SourceOutcome, SyncReport, ingest_url, sync_sources
+
+__all__ = ["FetchError", "Fetcher", "SourceOutcome", "SyncReport", "check_url", "ingest_url", "sync_sources"]

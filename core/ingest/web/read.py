@@ -1,0 +1,358 @@
+"""Reading one source (a feed, a sitemap, a site root or a single page) into posts, politely: pages
+fetched a few at a time on the source's host only (core/ingest/web/fetch.py), with the ETag and
+Last-Modified each page had at the last sync, so an unchanged page answers 304 and costs nothing.
+
+What comes back says, besides the posts and the problems (each naming its page and reason), which
+pages the source lists now (`listed`, the post ids), so a sync can tell which posts disappeared, and
+whether that list is complete enough to prune by (`complete`: a feed lists only its newest posts, and
+a sitemap that could not be read lists nothing for sure).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from lxml import html
+
+from core.ingest.report import Progress
+from core.ingest.web.feeds import MAX_ITEMS, Entry, is_feed_root, read_feed
+from core.ingest.web.fetch import MAX_XML_BYTES, Fetcher, FetchError, Response, host_of
+from core.ingest.web.pages import decoded, fragment_post, looks_like_html, page_post, url_post_id
+from core.ingest.web.safexml import BadXML, parse_xml
+from core.ingest.web.sitemaps import MAX_SITEMAPS, is_sitemap_root, read_sitemap, unpacked
+from core.models import ParseError, Post
+from core.parse.clean import html_fragment_to_blocks, text_to_blocks
+from core.store.sources import Source
+
+WORKERS = 4  # pages fetched at once from one host
+_XML_TYPES = ("application/rss+xml", "application/atom+xml", "application/rdf+xml", "text/xml")
+_XML_OTHER = ("application/xml", "application/gzip", "application/x-gzip")
+_XML_START = (b"<rss", b"<feed", b"<urlset", b"<sitemapindex", b"<rdf:rdf")
+
+
+@dataclass
+class SourceRead:
+    kind: str
+    posts: list[Post] = field(default_factory=list)
+    errors: list[ParseError] = field(default_factory=list)
+    warnings: list[ParseError] = field(default_factory=list)
+    items: dict[str, dict[str, str]] = field(default_factory=dict)  # as Source.items, after this read
+    listed: set[str] = field(default_factory=set)  # post ids the source lists now
+    complete: bool = False  # whether `listed` is the source's whole list (pruning may trust it)
+    not_modified: int = 0  # pages (or the whole feed) that answered 304
+    state: dict[str, Any] = field(default_factory=dict)  # the source's own validators, a site's feed
+
+    def error(self, where: str, message: str) -> None:
+        self.errors.append(ParseError(where, message))
+
+
+def read_source(
+    source: Source,
+    fetcher: Fetcher | None = None,
+    *,
+    progress: Progress | None = None,
+    max_items: int = MAX_ITEMS,
+) -> SourceRead:
+    """The posts of `source` as it is now (see the module docstring). Never raises for the web's
+    failures: they are in `errors`."""
+    fetcher = fetcher or Fetcher(host_of(source.url))
+    reader = _Reader(source, fetcher, progress, max_items)
+    return reader.run()
+
+
+class _Reader:
+    def __init__(self, source: Source, fetcher: Fetcher, progress: Progress | None, max_items: int) -> None:
+        self.source = source
+        self.fetcher = fetcher
+        self.progress = progress
+        self.max_items = max_items
+        self.out = SourceRead(source.kind)
+
+    def run(self) -> SourceRead:
+        url, state = self.source.url, self.source.state
+        target = state.get("via_url") or url  # a site reads the sitemap or feed it was found to have
+        try:
+            response = self.fetcher.get(
+                target,
+                etag=state.get("etag", ""),
+                last_modified=state.get("last_modified", ""),
+                max_bytes=MAX_XML_BYTES,
+            )
+        except FetchError as exc:
+            self.out.error(exc.url, exc.reason)
+            self.out.items = dict(self.source.items)  # nothing known changed: keep what was known
+            return self.out
+        self.out.state = {"etag": response.etag, "last_modified": response.last_modified}
+        if state.get("via_url"):
+            self.out.state["via_url"], self.out.state["via"] = state["via_url"], state.get("via", "")
+        kind = state.get("via") or self.source.kind
+        if response.not_modified:
+            self._unchanged(kind)
+            return self.out
+        self._dispatch(kind, response)
+        return self.out
+
+    # What a response is ------------------------------------------------------------------------
+
+    def _dispatch(self, kind: str, response: Response) -> None:
+        if _is_xml(response):
+            self._xml(response)
+        elif not looks_like_html(response):
+            what = response.content_type or "no content type"
+            self.out.error(response.url, f"not a feed, sitemap or web page ({what}): skipped")
+        elif kind in ("", "auto", "site") and urlsplit(response.url).path in ("", "/"):
+            self._site(response)
+        else:
+            self.out.kind = "page"
+            self.out.complete = True
+            self._pages({self.source.url: ""}, first={self.source.url: response})
+
+    def _xml(self, response: Response) -> None:
+        try:
+            data = unpacked(response.body, MAX_XML_BYTES)
+            root = parse_xml(data)
+        except BadXML as exc:
+            self.out.error(response.url, str(exc))
+            self.out.items = dict(self.source.items)
+            return
+        if is_feed_root(root):
+            self.out.kind = self.out.kind if self.source.state.get("via") else "feed"
+            self._feed(response.url, data, root)
+        elif is_sitemap_root(root):
+            self.out.kind = self.out.kind if self.source.state.get("via") else "sitemap"
+            self._sitemap(response.url, data, root)
+        else:
+            self.out.error(response.url, "XML, but neither a feed (RSS/Atom) nor a sitemap: skipped")
+
+    def _unchanged(self, kind: str) -> None:
+        """The source document answered 304: its list is the one of the last sync."""
+        self.out.kind = self.source.kind
+        if kind in ("feed", "page"):  # the feed's entries, or the page itself, are as they were
+            self.out.not_modified += 1
+            self.out.items = dict(self.source.items)
+            self.out.listed = {item["post_id"] for item in self.source.items.values()}
+            self.out.complete = kind == "page"
+            return
+        pages = {page: "" for page in self.source.items}
+        self.out.complete = True
+        self._pages(pages)
+
+    # A site root: its sitemap or feed ----------------------------------------------------------
+
+    def _site(self, response: Response) -> None:
+        self.out.kind = "site"
+        for candidate in [*self.fetcher.sitemaps(response.url), urljoin(response.url, "/sitemap.xml")]:
+            try:
+                found = self.fetcher.get(candidate, max_bytes=MAX_XML_BYTES)
+                data = unpacked(found.body, MAX_XML_BYTES)
+                root = parse_xml(data)
+            except (FetchError, BadXML):
+                continue  # the next candidate; none found is said below
+            if is_sitemap_root(root):
+                self.out.state.update(via_url=found.url, via="sitemap")
+                self._sitemap(found.url, data, root)
+                return
+        feed = _feed_link(response)
+        if feed:
+            try:
+                found = self.fetcher.get(feed, max_bytes=MAX_XML_BYTES)
+                data = unpacked(found.body, MAX_XML_BYTES)
+                root = parse_xml(data)
+            except (FetchError, BadXML) as exc:
+                self.out.error(feed, getattr(exc, "reason", str(exc)))
+                return
+            self.out.state.update(via_url=found.url, via="feed")
+            self._feed(found.url, data, root)
+            return
+        self.out.error(
+            response.url, "no sitemap (robots.txt, /sitemap.xml) or feed link found: give a feed's address"
+        )
+
+    # Sitemaps ----------------------------------------------------------------------------------
+
+    def _sitemap(self, url: str, data: bytes, root: Any) -> None:
+        pages: dict[str, str] = {}
+        queue, seen, complete = [(url, data, root)], {url}, True
+        while queue:
+            where, body, tree = queue.pop(0)
+            try:
+                found = read_sitemap(body, tree)
+            except BadXML as exc:
+                self.out.error(where, str(exc))
+                complete = False
+                continue
+            for page, lastmod in found.pages.items():
+                pages.setdefault(page, lastmod)
+            for child in found.children:
+                if child in seen:
+                    continue
+                seen.add(child)
+                if len(seen) > MAX_SITEMAPS:
+                    self.out.error(child, f"more than {MAX_SITEMAPS} sitemaps in the index: not read")
+                    complete = False
+                    continue
+                try:
+                    got = self.fetcher.get(child, max_bytes=MAX_XML_BYTES)
+                    child_data = unpacked(got.body, MAX_XML_BYTES)
+                    queue.append((child, child_data, parse_xml(child_data)))
+                except (FetchError, BadXML) as exc:
+                    self.out.error(child, getattr(exc, "reason", str(exc)))
+                    complete = False
+        self.out.complete = complete
+        self._pages(pages)
+
+    # Pages -------------------------------------------------------------------------------------
+
+    def _pages(self, pages: dict[str, str], first: dict[str, Response] | None = None) -> None:
+        """Fetch the pages (a few at a time) and read each one's post; `first`: pages fetched already."""
+        first = first or {}
+        on_host = {}
+        for page, lastmod in pages.items():
+            if host_of(page) != self.fetcher.host:
+                self.out.error(page, f"on another host ({host_of(page)}) than the source: refused")
+                continue
+            on_host[page] = lastmod
+            self.out.listed.add(url_post_id(page))
+        todo = list(on_host.items())
+        if len(todo) > self.max_items:
+            self.out.error(
+                self.source.url,
+                f"lists {len(todo):,} pages; only the first {self.max_items:,} were read (the limit)",
+            )
+            todo = todo[: self.max_items]
+
+        def one(
+            item: tuple[str, str],
+        ) -> tuple[str, Post | None, dict[str, str] | None, FetchError | str | None]:
+            page, lastmod = item
+            prior = self.source.items.get(page, {})
+            try:
+                response = first.get(page) or self.fetcher.get(
+                    page, etag=prior.get("etag", ""), last_modified=prior.get("last_modified", "")
+                )
+            except FetchError as exc:
+                return page, None, None, exc
+            if response.not_modified:
+                return page, None, dict(prior), None
+            try:
+                post = page_post(response, collection=self.source.collection, date=lastmod)
+            except ValueError as exc:
+                return page, None, None, str(exc)
+            post.post_id = url_post_id(page)  # the listed address names the post, wherever it redirects
+            item = {
+                "post_id": post.post_id,
+                "source": post.source,
+                "etag": response.etag,
+                "last_modified": response.last_modified,
+            }
+            return page, post, item, None
+
+        self._run(todo, one, "pages")
+
+    def _run(self, todo: list, one: Callable, noun: str) -> None:
+        done = 0
+        total = len(todo)
+        if self.progress and total:
+            self.progress(0, total, f"fetching {total:,} {noun}")
+        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            for page, post, item, problem in pool.map(one, todo):
+                done += 1
+                if self.progress:
+                    self.progress(done, total, f"fetched {done:,} of {total:,} {noun}")
+                self._collect(page, post, item, problem)
+
+    def _collect(self, page: str, post: Post | None, item: dict | None, problem: Any) -> None:
+        if problem is not None:
+            reason = problem.reason if isinstance(problem, FetchError) else str(problem)
+            self.out.error(page, reason)
+            prior = self.source.items.get(page)
+            gone = isinstance(problem, FetchError) and problem.gone
+            if prior and not gone:  # a passing failure: the post is still there, fetched in full next time
+                self.out.items[page] = {**prior, "etag": "", "last_modified": ""}
+            if gone:
+                self.out.listed.discard(prior["post_id"] if prior else url_post_id(page))
+            return
+        if item is None:
+            return
+        self.out.items[page] = item
+        if post is None:
+            self.out.not_modified += 1
+        else:
+            self.out.posts.append(post)
+
+    # Feeds -------------------------------------------------------------------------------------
+
+    def _feed(self, url: str, data: bytes, root: Any) -> None:
+        feed = read_feed(data, self.max_items, root)
+        for problem in feed.problems:
+            self.out.warnings.append(ParseError(url, problem))
+        if feed.total > self.max_items:
+            self.out.error(
+                url,
+                f"has {feed.total:,} entries; only the newest {self.max_items:,} were read (the limit)",
+            )
+        fetch: list[tuple[str, str]] = []
+        for entry in feed.entries:
+            if entry.content is None and entry.link:
+                fetch.append((entry.link, entry.date))
+                continue
+            post = self._entry_post(url, entry)
+            if post is not None:
+                self.out.posts.append(post)
+                self.out.items[post.source] = {"post_id": post.post_id, "source": post.source}
+        if fetch:
+            self._pages(dict(fetch))
+        self.out.complete = False  # a feed lists its newest posts only: never prune by it
+
+    def _entry_post(self, feed_url: str, entry: Entry) -> Post | None:
+        where = entry.link or f"{feed_url} (entry {entry.title!r})"
+        text = entry.content or ""
+        blocks = text_to_blocks(text) if entry.content_type == "text/plain" else html_fragment_to_blocks(text)
+        if not any(not b.heading for b in blocks):
+            self.out.error(where, "the entry has no text")
+            return None
+        post = fragment_post(
+            text,
+            url=entry.link,
+            title=entry.title,
+            date=entry.date,
+            tags=entry.tags,
+            collection=self.source.collection,
+            blocks=blocks,
+        )
+        post.source = where
+        return post
+
+
+def _is_xml(response: Response) -> bool:
+    """Whether the response is XML (or gzip): by its content type, or by how a feed or sitemap begins
+    (servers label feeds text/html or text/plain often enough)."""
+    kind = response.content_type
+    if (
+        kind in _XML_TYPES
+        or kind in _XML_OTHER
+        or (kind.endswith("+xml") and kind != "application/xhtml+xml")
+    ):
+        return True
+    head = response.body[:512].lstrip().lower()
+    if head.startswith(b"<?xml"):
+        head = head[head.find(b"?>") + 2 :].lstrip()
+        while head.startswith(b"<!--") or head.startswith(b"<?"):  # comments, a stylesheet line
+            head = head[head.find(b">") + 1 :].lstrip()
+    return head.startswith(_XML_START) or response.body.startswith(b"\x1f\x8b")
+
+
+def _feed_link(response: Response) -> str:
+    """The feed a page's head links to (`<link rel="alternate" type="application/rss+xml">`), or ''."""
+    try:
+        tree = html.document_fromstring(decoded(response))
+    except Exception:  # lxml's ParserError on an empty or odd page: no link
+        return ""
+    for link in tree.xpath("//link[@rel='alternate'][@href]"):
+        if (link.get("type") or "").lower() in ("application/rss+xml", "application/atom+xml"):
+            return urljoin(response.url, link.get("href"))
+    return ""

@@ -1,0 +1,201 @@
+"""Remembered sources, kept in sync: `ingest_url` reads a new address and remembers it, `sync_sources`
+reads every remembered source again. Changed posts go through the ordinary per-post upsert
+(core/ingest/pipeline.py), so an unchanged post costs no embedding and an edited one re-embeds only its
+changed chunks; pages that answer 304 are not even read. With `prune`, posts that a source no longer
+lists are deleted (one logged change per source, undoable); without it they are only named.
+
+Pruning trusts only a complete list: a sitemap (or a site's sitemap) read without errors, or a single
+page that answers 404/410. A feed lists only its newest posts, so posts that fell off it are never
+pruned; a sitemap that could not be read prunes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from core.config import Settings
+from core.embed import Embedder
+from core.ingest.pipeline import ingest_posts
+from core.ingest.report import IngestReport, Progress
+from core.ingest.web.feeds import MAX_ITEMS
+from core.ingest.web.fetch import Fetcher, check_url, host_of
+from core.ingest.web.read import SourceRead, read_source
+from core.store import Store
+from core.store.sources import Source, Sources, now
+
+
+@dataclass
+class SourceOutcome:
+    """What one source's sync did: the ingest report, and the posts it no longer lists (`gone`, as
+    (post id, address)), deleted when `pruned`."""
+
+    source: Source
+    read: SourceRead
+    report: IngestReport
+    gone: list[tuple[str, str]] = field(default_factory=list)
+    pruned: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.report.ok
+
+    def summary(self) -> str:
+        r = self.report
+        parts = [
+            f"{r.count('new')} new, {r.count('updated')} updated, "
+            f"{r.count('unchanged') + self.read.not_modified} unchanged, {r.failed} failed",
+            f"{r.chunks_embedded} chunks embedded",
+        ]
+        if self.gone:
+            parts.append(
+                f"{len(self.gone)} removed"
+                if self.pruned
+                else f"{len(self.gone)} gone (sync --prune removes)"
+            )
+        return "; ".join(parts + self.notes)
+
+    def to_json(self) -> dict:
+        return {
+            **self.source.to_json(),
+            "not_modified": self.read.not_modified,
+            "gone": [{"post_id": p, "url": u} for p, u in self.gone],
+            "pruned": self.pruned,
+            "report": self.report.to_json(),
+        }
+
+
+@dataclass
+class SyncReport:
+    outcomes: list[SourceOutcome] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(o.ok for o in self.outcomes)
+
+    @property
+    def chunks_embedded(self) -> int:
+        return sum(o.report.chunks_embedded for o in self.outcomes)
+
+    def to_json(self) -> dict:
+        return {"ok": self.ok, "sources": [o.to_json() for o in self.outcomes]}
+
+
+def ingest_url(
+    url: str,
+    settings: Settings,
+    *,
+    collection: str | None = None,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+    fetcher: Fetcher | None = None,
+    max_items: int = MAX_ITEMS,
+    remember: bool = True,
+) -> SourceOutcome:
+    """Read a feed, sitemap, site or page at `url`, ingest its posts, and (with `remember`) keep it as
+    a source for `sync_sources`. A source already remembered is synced (its collection kept unless
+    `collection` is given). ValueError for an address that is not http(s)."""
+    store = store or Store(settings.data_dir)
+    url = check_url(url)
+    book = Sources(store)
+    source = book.get(url) or Source(url, "auto", collection or "writings")
+    if collection:
+        source.collection = collection
+    return _sync_one(source, settings, store, embedder, progress, fetcher, max_items, False, remember)
+
+
+def sync_sources(
+    settings: Settings,
+    *,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    prune: bool = False,
+    progress: Progress | None = None,
+    fetchers: dict[str, Fetcher] | None = None,
+    max_items: int = MAX_ITEMS,
+) -> SyncReport:
+    """Read every remembered source again and ingest what changed (see the module docstring);
+    `fetchers`: per host, for tests that need short time limits."""
+    store = store or Store(settings.data_dir)
+    report = SyncReport()
+    for source in Sources(store).all():
+        fetcher = (fetchers or {}).get(host_of(source.url))
+        report.outcomes.append(
+            _sync_one(source, settings, store, embedder, progress, fetcher, max_items, prune, True)
+        )
+    return report
+
+
+def _sync_one(
+    source: Source,
+    settings: Settings,
+    store: Store,
+    embedder: Embedder | None,
+    progress: Progress | None,
+    fetcher: Fetcher | None,
+    max_items: int,
+    prune: bool,
+    remember: bool,
+) -> SourceOutcome:
+    read = read_source(source, fetcher, progress=progress, max_items=max_items)
+    report = ingest_posts(
+        read.posts,
+        settings,
+        store=store,
+        embedder=embedder,
+        progress=progress,
+        errors=read.errors,
+        warnings=read.warnings,
+        label=f"sync of {source.url}"[:200],
+    )
+    failed = {o.post_id for o in report.outcomes if o.status == "failed"}
+    for item in read.items.values():
+        if item.get("post_id") in failed:  # not stored as it is now: read it in full next time
+            item["etag"] = item["last_modified"] = ""
+    outcome = SourceOutcome(source, read, report)
+    outcome.gone = _gone(source, read, store)
+    if outcome.gone and prune:
+        if read.complete:
+            store.delete_posts([p for p, _ in outcome.gone], label=f"prune of {source.url}"[:200])
+            outcome.pruned = True
+        else:
+            outcome.notes.append("not pruned: the source's list could not be read whole")
+    if not read.complete and read.kind == "feed" and prune:
+        outcome.notes.append("a feed lists only its newest posts: nothing is pruned by it")
+    if remember:
+        _remember(source, read, outcome)
+        Sources(store).save(source)
+    return outcome
+
+
+def _gone(source: Source, read: SourceRead, store: Store) -> list[tuple[str, str]]:
+    """Posts the last sync had from this source that it no longer lists, and that are still stored
+    from it (a post since ingested from elsewhere is not this source's to remove)."""
+    if not read.complete:
+        return []
+    states = store.post_states()
+    gone = []
+    for page, item in {**source.state.get("gone", {}), **source.items}.items():
+        post_id = item.get("post_id", "")
+        stored = states.get(post_id) if post_id and post_id not in read.listed else None
+        if stored is not None and stored.source in (page, item.get("source", page)):
+            gone.append((post_id, page))
+    return gone
+
+
+def _remember(source: Source, read: SourceRead, outcome: SourceOutcome) -> None:
+    """The source as this sync leaves it: kind, validators, pages (minus the pruned ones), result."""
+    pruned = {p for p, _ in outcome.gone} if outcome.pruned else set()
+    source.kind = read.kind if read.kind not in ("", "auto") else source.kind
+    items = {page: item for page, item in read.items.items() if item.get("post_id") not in pruned}
+    if not read.complete and read.kind == "feed":
+        # Posts that fell off the feed stay known: the feed is a window, not the whole blog.
+        items = {**{p: i for p, i in source.items.items() if i.get("post_id") not in pruned}, **items}
+    # Gone but not pruned: remembered apart, so a later `sync --prune` still knows them.
+    known = {**source.state.get("gone", {}), **source.items}
+    kept = {page: known[page] for _, page in outcome.gone if not outcome.pruned and page in known}
+    source.state = {**{k: v for k, v in read.state.items() if v}, "items": items, "gone": kept}
+    source.synced_at = now()
+    source.ok = outcome.ok
+    source.result = outcome.summary()
