@@ -233,3 +233,12 @@ def test_the_widget_script_is_served(client):
     response = client.get("/widget.js")
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/javascript")
     assert "attachShadow" in response.text and "innerHTML" not in response.text
+
+
+def test_the_openapi_description_names_every_route(client):
+    spec = client.get("/api/openapi.json").json()
+    assert spec["openapi"].startswith("3.") and set(spec["paths"]) == {
+        "/api/ask",
+        "/api/search",
+        "/api/health",
+    }

@@ -6,6 +6,7 @@
                        → the reply as JSON; with `Accept: text/event-stream`, as server-sent events
     GET  /api/search   ?q=...&k=10 → the retrieved excerpts
     GET  /api/health   → {"status": "ok", "posts": n, "chunks": m}
+    GET  /api/openapi.json → this API's OpenAPI description
     GET  /widget.js    → the widget the author pastes into the blog (core/serve/widget.js)
 
 Questions take the readers' one turn (core/answer/turn.py), so the API answers as the chat does, behind
@@ -42,6 +43,7 @@ from core.search import search
 from core.serve.admission import AnswerRefused, AnswerStopped
 from core.serve.clients import client_address, forwarded_hops
 from core.serve.guard import ClientLimits
+from core.serve.openapi import OPENAPI
 from core.serve.resources import shared_embedder, shared_gate, shared_store
 from core.store import StoreError
 from core.text import QuestionError, check_question
@@ -360,6 +362,7 @@ def api_app(settings_source: Callable[[], Settings]) -> Starlette:
             Route("/ask", api.ask, methods=["POST"]),
             Route("/search", api.search, methods=["GET"]),
             Route("/health", api.health, methods=["GET"]),
+            Route("/openapi.json", lambda request: JSONResponse(OPENAPI), methods=["GET"]),
         ],
         middleware=[
             Middleware(
