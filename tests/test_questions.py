@@ -348,6 +348,19 @@ def test_topics_group_the_labelled_set_by_theme(embedder):
     assert len(labelled) >= 60 and len({t for _, t in labelled}) == 7 and len(english) < len(labelled)
 
     score = score_topics(find_topics([q for q, _ in english], embedder), english)
-    assert score.purity >= 0.95 and score.completeness >= 0.8 and score.groups <= 2 * score.themes, score
+    assert score.purity >= 0.93 and score.completeness >= 0.85 and score.groups <= 2 * score.themes, score
     whole = score_topics(find_topics([q for q, _ in labelled], embedder), labelled)
-    assert whole.purity >= 0.7 and whole.groups <= 3 * whole.themes, whole
+    assert whole.purity >= 0.68 and whole.groups <= 2 * whole.themes, whole
+
+
+def test_with_the_multilingual_model_topics_group_across_languages():
+    """With multilingual-e5-small (a blog whose readers ask in several languages), a theme's French,
+    German and Spanish questions join its English ones."""
+    from core.embed import get_embedder
+    from core.evaluate.topics import load_topic_set, score_topics
+    from core.search.topics import find_topics
+
+    e5 = get_embedder(Settings.load({"embed_model": "multilingual-e5-small"}, environ={}))
+    labelled = load_topic_set()
+    score = score_topics(find_topics([q for q, _ in labelled], e5), labelled)
+    assert score.purity >= 0.95 and score.completeness >= 0.7 and score.groups <= 3 * score.themes, score
