@@ -3,7 +3,8 @@
 Starts the app (`streamlit run streamlit_app.py` on a free loopback port, the demo blog ingested into a
 scratch data dir), then for each reader count (1, 8 and 32 by default, in that order, in the same run):
 opens that many browser sessions, lets each one ask one of the demo questions at the same moment, and
-prints, per reader count:
+prints, per reader count (then the same through the HTTP API, `POST /api/ask` with server-sent events,
+one client thread each, time to first word = the first `delta` event):
 
 - time to first word: from the question being sent to the first text of the answer appearing in the
   reader's chat (the first Markdown element inside the assistant's chat message), p50, p95 and max;
@@ -99,13 +100,13 @@ def healthy(url: str) -> bool:
 
 @contextlib.contextmanager
 def running_app(data_dir: Path, workdir: Path, env: dict[str, str]) -> Iterator[str]:
-    """`streamlit run streamlit_app.py` on a free loopback port (as tests/e2e_support.py starts it, with an
-    empty secrets file so a developer's own secrets are not used), until it answers; stopped after."""
+    """`streamlit run server.py` (the app and its HTTP API, as `make run`) on a free loopback port, with an
+    empty secrets file so a developer's own secrets are not used, until it answers; stopped after."""
     secrets = workdir / "secrets.toml"
     secrets.write_text('inkwell_bench = "1"\n')
     port = free_port()
     command = [
-        *(sys.executable, "-m", "streamlit", "run", "streamlit_app.py"),
+        *(sys.executable, "-m", "streamlit", "run", "server.py"),
         *("--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1"),
         *("--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"),
         *("--secrets.files", str(secrets)),
@@ -121,6 +122,7 @@ def running_app(data_dir: Path, workdir: Path, env: dict[str, str]) -> Iterator[
         "INKWELL_AUTHOR_NAME": AUTHOR[0],
         "INKWELL_AUTHOR_DESCRIPTION": AUTHOR[1],
         "PYTHONUNBUFFERED": "1",
+        "INKWELL_QUESTIONS_PER_MINUTE": "0",  # every client of the bench comes from 127.0.0.1
         **env,
     }
     log = (workdir / "streamlit.log").open("wb")
@@ -322,6 +324,45 @@ async def one_round(url: str, questions: list[str], timeout: float) -> tuple[lis
     return list(results), time.monotonic() - started
 
 
+def api_ask(url: str, reader: int, question: str, timeout: float) -> Result:
+    """One question to POST /api/ask as server-sent events: time to the first `delta` event (the first
+    text of the answer) and to `done`."""
+    import requests
+
+    result = Result(reader, question)
+    started = time.monotonic()
+    try:
+        with requests.post(
+            f"{url}/api/ask", json={"question": question}, headers={"Accept": "text/event-stream"},
+            stream=True, timeout=timeout,
+        ) as response:  # fmt: skip
+            if response.status_code != 200:
+                result.error = f"HTTP {response.status_code}: {response.text[:200]}"
+                return result
+            for line in response.iter_lines(decode_unicode=True):
+                if line == "event: delta" and result.first_word is None:
+                    result.first_word = time.monotonic() - started
+                elif line == "event: done":
+                    result.done = time.monotonic() - started
+                elif line == "event: error":
+                    result.error = "error event"
+    except requests.RequestException as exc:
+        result.error = f"{type(exc).__name__}: {exc}"
+    if result.done is None and not result.error:
+        result.error = "no answer"
+    return result
+
+
+def api_round(url: str, questions: list[str], timeout: float) -> tuple[list[Result], float]:
+    """Every question to the API at the same moment, one client thread each."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=len(questions)) as pool:
+        results = list(pool.map(lambda iq: api_ask(url, iq[0], iq[1], timeout), enumerate(questions)))
+    return results, time.monotonic() - started
+
+
 def describe_long(result: Result) -> str:
     """What became of the 20,000-character question: refused (and how fast), answered, or failed."""
     if result.warnings and result.first_word is None:
@@ -413,6 +454,7 @@ def main() -> None:
     parser.add_argument(
         "--long-question", action="store_true", help="Plus one reader pasting 20,000 characters each round."
     )
+    parser.add_argument("--no-api", action="store_true", help="Only the chat, not the HTTP API.")
     args = parser.parse_args()
     counts = [int(n) for n in args.readers.split(",") if n.strip()]
     modes = args.answer_mode or ["generative"]
@@ -458,6 +500,15 @@ def main() -> None:
                     rows.append(summary(mode, readers, results[:readers], wall))
                     if extra:
                         rows[-1]["long_question"] = describe_long(results[-1])
+                    print(json.dumps(rows[-1]), file=sys.stderr)
+                if args.no_api:
+                    continue
+                for readers in counts:  # the same app, now through the HTTP API
+                    print(f"[api {mode}] {readers} clients at once…", file=sys.stderr)
+                    questions = [pool[(asked + i) % len(pool)] for i in range(readers)]
+                    asked += readers
+                    results, wall = api_round(url, questions, args.timeout)
+                    rows.append(summary(f"api {mode}", readers, results, wall))
                     print(json.dumps(rows[-1]), file=sys.stderr)
     print_table(rows)
     if args.json:

@@ -207,6 +207,10 @@ class Settings:
     # so a reload restores them, for `conversation_hours` after the last question; off: none are kept.
     keep_conversations: bool = True
     conversation_hours: float = 24.0
+    # The question log (core/store/questions.py): readers' questions, with no reader identity, kept in a
+    # table beside the others for `question_retention_days`; off: nothing is logged.
+    question_log: bool = True
+    question_retention_days: float = 180.0
 
     # Optional LLM preparation at ingest (core/prepare/): the model (empty: chat_model), how many
     # posts are prepared at once, and the most prompt tokens (tiktoken) one request may carry
@@ -356,6 +360,8 @@ class Settings:
             raise ConfigError(f"max_retries must be >= 0, not {self.max_retries}")
         if not self.conversation_hours > 0:
             raise ConfigError(f"conversation_hours must be > 0, not {self.conversation_hours}")
+        if not self.question_retention_days > 0:
+            raise ConfigError(f"question_retention_days must be > 0, not {self.question_retention_days}")
 
     # Derived choices -----------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ The reply's drawing lives in pages/shared/replies.py.
 from __future__ import annotations
 
 import contextlib
+import time
 
 import streamlit as st
 
@@ -20,7 +21,7 @@ from core.search import Route
 from core.serve import AnswerRefused, AnswerStopped
 from core.text import QuestionError, check_question
 from pages import shared
-from pages.shared import replies
+from pages.shared import feedback, replies
 
 shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
 
@@ -109,6 +110,7 @@ def show_details(message: dict, last: bool = False) -> None:
     """Under a reply: the route (with override buttons under the last one), then the reply's notes."""
     show_route(message, last)
     replies.show_notes(message)
+    feedback.show(message, settings)
 
 
 def show_message(message: dict, last: bool = False) -> None:
@@ -138,6 +140,7 @@ def ask(question: str, override: list[str] | None = None) -> dict:
 
     `override` is the collections the reader chose with a button under the last answer ([] = all).
     """
+    started = time.perf_counter()
     message: dict = {"role": "assistant", "content": "", "question": question}
     turns = history()
     gate = shared.answer_gate(settings)
@@ -193,6 +196,7 @@ def ask(question: str, override: list[str] | None = None) -> dict:
             )
         if answered.mode != "generative":
             replies.show_body(message)
+        message["question_id"] = feedback.record_reply(settings, answered, question, started)
     except AnswerRefused as exc:
         message["error"] = md(exc)
     except AnswerStopped as exc:
@@ -259,3 +263,4 @@ if asked:
             kept.replace(cid, messages)
         else:
             kept.append(cid, user, answer_message)
+feedback.footer(settings)

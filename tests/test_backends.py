@@ -43,6 +43,8 @@ COMMANDS = {
     "posts delete",
     "posts list",
     "posts show",
+    "questions",
+    "questions purge",
     "reembed",
     "route",
     "search",
@@ -320,6 +322,22 @@ def test_import_and_reembed(backend, demo, tmp_path):
         env={**env_model, "INKWELL_DATA_DIR": data_dir},
     )
     assert found.exit_code == 0 and json.loads(found.stdout)["hits"], found.output
+
+
+def test_asked_questions_are_logged_listed_grouped_and_purged(backend):
+    """One question log for every process on this backend: `ask` writes it, `questions` reads it."""
+    data_dir = backend.table("questions")
+    backend.cli("ingest", str(small_blog(backend, f"questions-{uuid.uuid4().hex[:6]}")), data_dir=data_dir)
+    asked = json.loads(backend.cli("ask", "--json", "how is oak split", data_dir=data_dir).stdout)
+    backend.cli("ask", "who won the 2018 world cup", data_dir=data_dir)
+    rows = lines_json(backend.cli("questions", "--json", data_dir=data_dir))
+    assert {r["question"] for r in rows} == {"how is oak split", "who won the 2018 world cup"}
+    assert asked["question_id"] in {r["question_id"] for r in rows} and {r["source"] for r in rows} == {"cli"}
+    topics = lines_json(backend.cli("questions", "--topics", "--json", data_dir=data_dir))
+    assert sum(t["count"] for t in topics) == sum(r["declined"] for r in rows)
+    purged = backend.cli("questions", "purge", "--yes", data_dir=data_dir)
+    assert "deleted 2 logged questions" in purged.stderr
+    assert backend.cli("questions", "--json", data_dir=data_dir).stdout == ""
 
 
 def test_the_same_id_from_another_file_is_refused_without_replace(backend):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import click
@@ -56,10 +57,13 @@ def ask(
     answers the question.
     """
     from core.answer import skipped_note, take_turn
+    from core.answer.record import record
     from core.embed import embedder_for_store
     from core.llm import describe_llm
     from core.store import Store
+    from core.store.questions import QuestionLog
 
+    started = time.perf_counter()
     settings = settings_for(
         data_dir,
         reranker=rerank,
@@ -89,10 +93,13 @@ def ask(
         label = None
         if not as_json:
             echo(f"\n{answered.fallback_note} ({answered.fallback})", fg="yellow", err=True)
+    logged = QuestionLog.for_settings(settings, store)
+    question_id = record(logged, answered, question, "cli", time.perf_counter() - started)
     if as_json:
         print_json(
             {
                 "question": question,
+                "question_id": question_id,
                 "search_query": query,
                 **answered.to_json(),
                 "model": label,

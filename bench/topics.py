@@ -1,0 +1,54 @@
+"""How `inkwell questions --topics` groups readers' questions: purity, completeness and the number of
+groups on data/eval-topics/questions.jsonl (68 questions, 7 themes the demo blog does not cover, 20 in
+French, German or Spanish), per embedding model and merge threshold, on the whole set and on its English
+questions alone (core/evaluate/topics.py defines the figures).
+
+Run: `.venv/bin/python bench/topics.py [--models all-MiniLM-L6-v2,multilingual-e5-small]` (about a
+minute a model on 2 cores). Figures, not asserts; tests/test_questions.py asserts the default's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core.config import Settings
+from core.embed import get_embedder
+from core.evaluate.topics import TOPIC_SET, score_topics
+from core.search.topics import DEFAULT_THRESHOLD, THRESHOLDS, find_topics
+
+GRID = (0.2, 0.25, 0.3, 0.35, 0.4, 0.45)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", default="all-MiniLM-L6-v2,multilingual-e5-small")
+    args = parser.parse_args()
+    rows = [json.loads(line) for line in TOPIC_SET.read_text(encoding="utf-8").splitlines() if line.strip()]
+    sets = {
+        "all": [(r["question"], r["theme"]) for r in rows],
+        "english": [(r["question"], r["theme"]) for r in rows if r["language"] == "en"],
+    }
+    print("model\tset\tthreshold\tpurity\tcompleteness\tgroups\tsingletons")
+    for model in args.models.split(","):
+        embedder = get_embedder(Settings.load({"embed_model": model}, environ={}))
+        default = THRESHOLDS.get(embedder.model_id, DEFAULT_THRESHOLD)
+        for name, labelled in sets.items():
+            for threshold in GRID:
+                topics = find_topics([q for q, _ in labelled], embedder, threshold=threshold)
+                s = score_topics(topics, labelled)
+                mark = " (default)" if threshold == default else ""
+                print(
+                    f"{model}\t{name}\t{threshold}{mark}\t{s.purity:.3f}\t{s.completeness:.3f}\t"
+                    f"{s.groups}\t{s.singletons}"
+                )
+        for topic in find_topics([q for q, _ in sets["all"]], embedder)[:8]:
+            print(f"  {topic.count:>3}  {topic.name}  | {topic.examples[0]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,274 @@
+"""Readers' questions grouped into topics, for "asked but not written about": each topic named by its
+most telling words, counted, with three example questions and the closest existing post.
+
+    topics = find_topics(questions, embedder, store=store)   # questions: texts, newest first
+    topics[0].name, topics[0].count, topics[0].examples, topics[0].closest, topics[0].draft()
+
+Grouping: the questions' vectors (the table's embedder, `query` form) are clustered by average
+linkage, merging while two groups' mean cosine similarity is at least `threshold` (every pair of
+questions across them counts, so one stray question cannot chain two themes together as single linkage
+would). The default was chosen on data/eval-topics/questions.jsonl (docs/readers.md has the figures).
+Identical questions (ignoring case and punctuation) are embedded once and counted each time.
+
+Naming is c-TF-IDF-like: a word scores by its share of the group's words times log(1 + A / its count in
+all groups), A the mean number of words per group, so words every topic shares ("how", "best") sink and
+the group's own rise; function words of every language the questions are in are left out (the
+`stop-words` lists, core/text/function_words.py), and words are counted by stem, shown as their most
+common form.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import regex
+
+from core.embed import Embedder, normalise_rows, relevance_scale, rescale
+from core.embed.multilingual import MODEL_ID as MULTILINGUAL_MODEL_ID
+from core.search.posts import post_vectors
+from core.store import Store, StoreError
+from core.text import detect_language, function_words, stemmer_for
+
+# The mean similarity, as relevance on the model's scale (core/embed/scales.py), at which two groups of
+# questions merge: chosen per model on data/eval-topics (docs/readers.md has the grid). MiniLM at 0.25:
+# its English questions purity 0.96, completeness 0.89, 9 groups for 7 themes; e5-small at 0.4: all four
+# languages purity 0.99, completeness 0.78.
+DEFAULT_THRESHOLD = 0.25
+THRESHOLDS = {MULTILINGUAL_MODEL_ID: 0.4}
+# Average linkage is quadratic in memory and cubic in time: at most this many distinct questions (the
+# newest) are grouped, about a second on two cores.
+MAX_QUESTIONS = 1500
+NAME_WORDS = 3
+EXAMPLES = 3
+# Function words are removed for these languages always (a short question's language is often a guess).
+BASE_LANGUAGES = ("en", "fr", "de", "es", "it", "pt", "nl")
+# Words of asking rather than of a topic, beyond the stop-word lists.
+ASKING_WORDS = frozenset(
+    {
+        "please",
+        "thanks",
+        "thank",
+        "anyone",
+        "anything",
+        "something",
+        "tell",
+        "know",
+        "think",
+        "recommend",
+        "recommendation",
+        "advice",
+        "tips",
+        "best",
+        "good",
+        "way",
+        "ways",
+        "really",
+        "question",
+        "questions",
+        "write",
+        "wrote",
+        "written",
+        "post",
+        "posts",
+        "blog",
+        "article",
+    }
+)
+_WORD = regex.compile(r"\p{L}[\p{L}\p{M}'’-]*")
+
+
+@dataclass(frozen=True)
+class ClosestPost:
+    post_id: str
+    title: str
+    relevance: float  # the best chunk's similarity to the topic's centre, on the model's relevance scale
+
+    def to_json(self) -> dict:
+        return {"post_id": self.post_id, "title": self.title, "relevance": round(self.relevance, 3)}
+
+
+@dataclass
+class Topic:
+    """A group of questions: `questions` distinct, most central first; `count` with repeats."""
+
+    name: str
+    words: list[str]
+    questions: list[str]
+    count: int
+    closest: ClosestPost | None = None
+    centre: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def examples(self) -> list[str]:
+        return self.questions[:EXAMPLES]
+
+    def draft(self) -> str:
+        """A note for the author: the topic and the questions readers asked about it, as a list."""
+        lines = [f"# {self.name}", "", f"Readers asked {self.count} time{'s' * (self.count != 1)}:", ""]
+        lines += [f"- {q}" for q in self.questions]
+        if self.closest is not None:
+            lines += ["", f"Closest post so far: {self.closest.title} ({self.closest.post_id})"]
+        return "\n".join(lines) + "\n"
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "words": self.words,
+            "count": self.count,
+            "examples": self.examples,
+            "questions": self.questions,
+            "closest_post": self.closest.to_json() if self.closest else None,
+        }
+
+
+def normalised(question: str) -> str:
+    """The question as compared for repeats: words only, lower case."""
+    return " ".join(_WORD.findall(question.casefold()))
+
+
+def average_linkage(vectors: np.ndarray, threshold: float) -> list[list[int]]:
+    """Groups of row indices of unit `vectors`, merged by average linkage while two groups' mean cosine
+    similarity is at least `threshold`; biggest group first, each group's indices ascending."""
+    n = len(vectors)
+    if n == 0:
+        return []
+    sim = (vectors @ vectors.T).astype(np.float64)
+    np.fill_diagonal(sim, -np.inf)
+    sizes = np.ones(n)
+    members: list[list[int]] = [[i] for i in range(n)]
+    alive = np.ones(n, dtype=bool)
+    while alive.sum() > 1:
+        flat = int(np.argmax(sim))
+        i, j = divmod(flat, n)
+        if sim[i, j] < threshold:
+            break
+        # The merged group's mean similarity to every other group: the size-weighted mean of the two.
+        merged = (sizes[i] * sim[i] + sizes[j] * sim[j]) / (sizes[i] + sizes[j])
+        sim[i], sim[:, i] = merged, merged
+        sim[j], sim[:, j] = -np.inf, -np.inf
+        sim[i, i] = -np.inf
+        sizes[i] += sizes[j]
+        members[i] += members[j]
+        alive[j] = False
+    groups = [sorted(members[i]) for i in np.flatnonzero(alive)]
+    return sorted(groups, key=lambda g: (-len(g), g[0]))
+
+
+def _terms(question: str, stop: frozenset[str]) -> list[tuple[str, str]]:
+    """The question's telling words as (stem, surface form), each once."""
+    stem = stemmer_for(detect_language(question)) or (lambda w: w)
+    seen: dict[str, str] = {}
+    for word in _WORD.findall(question.casefold()):
+        word = word.strip("'’-")
+        if len(word) < 3 or word in stop or word in ASKING_WORDS:
+            continue
+        seen.setdefault(stem(word), word)
+    return list(seen.items())
+
+
+def name_groups(groups: Sequence[Sequence[str]], words: int = NAME_WORDS) -> list[list[str]]:
+    """Each group's most telling words (c-TF-IDF over the groups), best first."""
+    languages = set(BASE_LANGUAGES) | {detect_language(q) for g in groups for q in g}
+    stop = frozenset().union(*(function_words(lang) for lang in languages))
+    counts: list[Counter[str]] = []
+    forms: dict[str, Counter[str]] = {}
+    for group in groups:
+        count: Counter[str] = Counter()
+        for question in group:
+            for stem, form in _terms(question, stop):
+                count[stem] += 1
+                forms.setdefault(stem, Counter())[form] += 1
+        counts.append(count)
+    overall: Counter[str] = sum(counts, Counter())
+    mean_words = max(1.0, sum(overall.values()) / max(1, len(groups)))
+    names = []
+    for group, count in zip(groups, counts, strict=True):
+        total = max(1, sum(count.values()))
+        floor = 2 if len(group) >= 3 else 1  # a word of one question alone does not name a group
+        scored = [
+            (c / total * math.log(1 + mean_words / overall[stem]), stem)
+            for stem, c in count.items()
+            if c >= floor
+        ] or [(c / total, stem) for stem, c in count.items()]
+        scored.sort(key=lambda x: (-x[0], x[1]))
+        names.append([forms[stem].most_common(1)[0][0] for _, stem in scored[:words]])
+    return names
+
+
+def find_topics(
+    questions: Sequence[str],
+    embedder: Embedder,
+    *,
+    store: Store | None = None,
+    threshold: float | None = None,
+    min_count: int = 1,
+) -> list[Topic]:
+    """The questions (newest first) grouped into topics, most asked first; topics asked fewer than
+    `min_count` times are left out; `threshold` None: the model's (THRESHOLDS). With a `store`, each topic gets its closest post (None without posts,
+    or when the table's vectors come from another model than `embedder`)."""
+    distinct: dict[str, str] = {}
+    repeats: Counter[str] = Counter()
+    for question in questions:
+        key = normalised(question)
+        if not key:
+            continue
+        repeats[key] += 1
+        if key not in distinct and len(distinct) < MAX_QUESTIONS:
+            distinct[key] = question.strip()
+    keys = list(distinct)
+    if not keys:
+        return []
+    vectors = normalise_rows(embedder.query([distinct[k] for k in keys]))
+    low, high = relevance_scale(embedder.model_id)
+    if threshold is None:
+        threshold = THRESHOLDS.get(embedder.model_id, DEFAULT_THRESHOLD)
+    groups = average_linkage(vectors, low + threshold * (high - low))  # the threshold is a relevance
+    texts = [[distinct[keys[i]] for i in group] for group in groups]
+    names = name_groups(texts)
+    topics = []
+    for group, name in zip(groups, names, strict=True):
+        block = vectors[group]
+        centre = normalise_rows(block.mean(axis=0, keepdims=True))[0]
+        order = np.argsort(-(block @ centre), kind="stable")  # most central first
+        count = sum(repeats[keys[i]] for i in group)
+        if count < min_count:
+            continue
+        topics.append(
+            Topic(
+                name=" · ".join(name) or distinct[keys[group[0]]][:40],
+                words=name,
+                questions=[distinct[keys[group[k]]] for k in order.tolist()],
+                count=count,
+                centre=centre,
+            )
+        )
+    topics.sort(key=lambda t: -t.count)
+    if store is not None:
+        _add_closest(topics, store, embedder)
+    return topics
+
+
+def _add_closest(topics: list[Topic], store: Store, embedder: Embedder) -> None:
+    """Each topic's closest post: the post of the chunk nearest the topic's centre."""
+    try:
+        store.check_model(embedder.model_id)
+        views = post_vectors(store)
+    except StoreError:
+        return
+    if not views.post_ids or not len(views.chunk_vectors):
+        return
+    scale = relevance_scale(embedder.model_id)
+    chunks = np.asarray(views.chunk_vectors, dtype=np.float32)
+    for topic in topics:
+        if topic.centre is None:
+            continue
+        similarities = chunks @ topic.centre
+        best = int(np.argmax(similarities))
+        post = int(views.chunk_post[best])
+        topic.closest = ClosestPost(
+            views.post_ids[post], views.titles[post], rescale(float(similarities[best]), scale)
+        )

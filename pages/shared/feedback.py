@@ -1,0 +1,76 @@
+"""The question log in the chat (core/store/questions.py): each reply logged once it is known, a thumbs
+up/down with an optional short comment under each answer, and the footer note saying what is kept.
+
+    message["question_id"] = feedback.record_reply(settings, answered, question, started)
+    feedback.show(message, settings)    # under the answer; nothing without a question id
+    feedback.footer(settings)           # once per page, while the log is on
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from core.answer import Reply
+from core.answer.record import record
+from core.config import Settings, data_dir_key
+from core.store.questions import MAX_COMMENT_CHARS, QuestionLog
+from pages.shared.state import get_store
+
+FOOTER = "Questions are kept to improve the blog; nothing identifies you."
+THANKS = "Thank you: the author will see this."
+
+
+@st.cache_resource(show_spinner=False)
+def _log(key: str, enabled: bool, retention_days: float, _settings: Settings) -> QuestionLog:
+    return QuestionLog(get_store(_settings), enabled=enabled, retention_days=retention_days)
+
+
+def question_log(settings: Settings) -> QuestionLog:
+    """One log object per process and data directory (its retention runs at most every ten minutes)."""
+    return _log(
+        data_dir_key(settings.data_dir), settings.question_log, settings.question_retention_days, settings
+    )
+
+
+def record_reply(settings: Settings, answered: Reply, question: str, started: float) -> str | None:
+    """Log a chat reply whose text is known; `started` is the perf_counter when the question came in."""
+    return record(question_log(settings), answered, question, "chat", time.perf_counter() - started)
+
+
+def _rated(question_id: str, settings: Settings) -> None:
+    value = st.session_state.get(f"thumbs_{question_id}")
+    if value is not None:
+        question_log(settings).feedback(question_id, up=value == 1)
+
+
+def show(message: dict, settings: Settings) -> None:
+    """Thumbs up/down under an answer, then (once rated) a short comment box; each recorded against the
+    message's question id."""
+    question_id = message.get("question_id")
+    if not question_id or not settings.question_log:
+        return
+    rating = st.feedback(
+        "thumbs", key=f"thumbs_{question_id}", on_change=_rated, args=(question_id, settings)
+    )
+    if rating is None:
+        return
+    sent = f"commented_{question_id}"
+    if st.session_state.get(sent):
+        st.caption(THANKS)
+        return
+    with st.form(f"comment_{question_id}", clear_on_submit=True, border=False):
+        comment = st.text_input(
+            "Anything to add? (optional)", max_chars=MAX_COMMENT_CHARS, key=f"comment_text_{question_id}"
+        )
+        if st.form_submit_button("Send") and comment.strip():
+            question_log(settings).feedback(question_id, up=rating == 1, comment=comment)
+            st.session_state[sent] = True
+            st.caption(THANKS)
+
+
+def footer(settings: Settings) -> None:
+    """The note on what is kept, while the log is on."""
+    if settings.question_log:
+        st.caption(FOOTER)
