@@ -74,7 +74,7 @@ class Client:
         self.session.headers["X-Forwarded-For"] = next(_addresses)
 
     def request(self, method: str, path: str, **kwargs) -> requests.Response:
-        return self.session.request(method, self.base + path, timeout=120, **kwargs)
+        return self.session.request(method, self.base + path, timeout=300, **kwargs)
 
     def get(self, path: str, **kwargs) -> requests.Response:
         return self.request("GET", path, **kwargs)
@@ -242,3 +242,24 @@ def test_the_openapi_description_names_every_route(client):
         "/api/search",
         "/api/health",
     }
+
+
+def test_questions_are_logged_without_the_client_and_take_feedback(client, table):
+    from core.store.questions import QuestionLog
+
+    data = ask(client, {"question": "When does swarming season start?"}).json()
+    question_id = data["question_id"]
+    assert question_id
+    rated = client.request(
+        "POST", "/api/feedback", json={"question_id": question_id, "up": False, "comment": "Too short"}
+    )
+    assert rated.status_code == 200 and rated.json() == {"ok": True}
+    logged = QuestionLog(Store(table)).get(question_id)
+    assert logged.source == "api" and logged.question == "When does swarming season start?"
+    assert logged.posts == ("bees",) and logged.feedback == -1 and logged.comment == "Too short"
+    address = client.session.headers["X-Forwarded-For"]
+    assert address not in json.dumps(logged.to_json())  # nothing identifies the reader
+    unknown = client.request("POST", "/api/feedback", json={"question_id": "0" * 32, "up": True})
+    assert unknown.status_code == 404 and "no such question" in unknown.json()["error"]
+    bad = client.request("POST", "/api/feedback", json={"question_id": question_id, "up": "yes"})
+    assert bad.status_code == 400

@@ -134,6 +134,8 @@ def test_a_reader_asks_on_the_blog_and_keeps_the_conversation_across_pages(
         lines = [line.strip() for line in text.split("\n") if line.strip() and not line.startswith("From ")]
         assert lines and all(any(line in p for p in BEES) for line in lines), text  # verbatim
         assert page.get_by_role("listitem").filter(has_text="On Bees").count() >= 1  # the source
+        page.get_by_role("button", name="Helpful", exact=True).click()  # the reader's thumbs up
+        page.get_by_text("Thank you: the author will see this.").wait_for()
         declined = ask(page, "Who won the football world cup in 2018?")
         assert declined.startswith("I haven't written about that")
         assert page.get_by_text("The closest posts:").count() == 1

@@ -4,11 +4,13 @@
     POST /api/ask      {"question": "...", "conversation": [{"role", "content"}...]?, "collection": ...?,
                         "mode": "extractive" | "generative" | "auto"?}
                        → the reply as JSON; with `Accept: text/event-stream`, as server-sent events
+    POST /api/feedback {"question_id": "...", "up": true|false, "comment": "..."?} → the reader's rating
     GET  /api/search   ?q=...&k=10 → the retrieved excerpts
     GET  /api/health   → {"status": "ok", "posts": n, "chunks": m}
     GET  /api/openapi.json → this API's OpenAPI description
     GET  /widget.js    → the widget the author pastes into the blog (core/serve/widget.js)
 
+Answered questions go into the question log (core/store/questions.py, source "api") like the chat's.
 Questions take the readers' one turn (core/answer/turn.py), so the API answers as the chat does, behind
 the chat's guards: the question length cap, a per-client rate limit (`questions_per_minute`), and the
 process's line for model-written answers with its time limit. Every error is JSON with a plain message
@@ -36,6 +38,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 
 from core.answer import Turn, take_turn
+from core.answer.record import record
 from core.config import ANSWER_MODES, ConfigError, Settings
 from core.embed import EmbedError
 from core.llm import LLMError
@@ -44,7 +47,7 @@ from core.serve.admission import AnswerRefused, AnswerStopped
 from core.serve.clients import client_address, forwarded_hops
 from core.serve.guard import ClientLimits
 from core.serve.openapi import OPENAPI
-from core.serve.resources import shared_embedder, shared_gate, shared_store
+from core.serve.resources import shared_embedder, shared_gate, shared_question_log, shared_store
 from core.store import StoreError
 from core.text import QuestionError, check_question
 
@@ -282,9 +285,30 @@ class Api:
         def whole() -> dict:
             for _ in self._deltas(taken, settings):
                 pass
-            return {**answer_json(taken), "seconds": round(time.perf_counter() - started, 3)}
+            return self._finished(taken, settings, started)
 
         return JSONResponse(await run_in_threadpool(whole))
+
+    def _finished(self, turn: Turn, settings: Settings, started: float) -> dict:
+        """The whole reply's JSON, once it is logged (its `question_id` takes the reader's feedback)."""
+        seconds = time.perf_counter() - started
+        question_id = record(shared_question_log(settings), turn.reply, turn.question, "api", seconds)
+        return {**answer_json(turn), "question_id": question_id, "seconds": round(seconds, 3)}
+
+    async def feedback(self, request: Request) -> Response:
+        """A reader's thumbs up or down (and comment) on a logged answer: {question_id, up, comment?}."""
+        settings = self._settings()
+        self._admit(request, settings)
+        data = await _body(request)
+        question_id, up, comment = data.get("question_id"), data.get("up"), data.get("comment", "")
+        if not isinstance(question_id, str) or not isinstance(up, bool) or not isinstance(comment, str):
+            raise ApiError(400, 'Send {"question_id": "...", "up": true or false, "comment": "..."}.')
+        log = shared_question_log(settings)
+        if not log.enabled:
+            raise ApiError(404, "Questions are not kept here, so there is nothing to rate.")
+        if not await run_in_threadpool(lambda: log.feedback(question_id, up, comment)):
+            raise ApiError(404, "There is no such question.")
+        return JSONResponse({"ok": True})
 
     def _deltas(self, turn: Turn, settings: Settings) -> Iterator[str]:
         """The reply's text as it comes; a generated one waits in the process's line for a slot."""
@@ -302,7 +326,7 @@ class Api:
             # A generated reply that falls back to quoting has shown nothing before: its one delta is the quote.
             for delta in self._deltas(turn, settings):
                 yield _sse("delta", {"text": delta})
-            yield _sse("done", {**answer_json(turn), "seconds": round(time.perf_counter() - started, 3)})
+            yield _sse("done", self._finished(turn, settings, started))
         except AnswerRefused as exc:
             yield _sse("error", {"error": str(exc), "status": 503})
         except AnswerStopped as exc:
@@ -361,6 +385,7 @@ def api_app(settings_source: Callable[[], Settings]) -> Starlette:
         routes=[
             Route("/ask", api.ask, methods=["POST"]),
             Route("/search", api.search, methods=["GET"]),
+            Route("/feedback", api.feedback, methods=["POST"]),
             Route("/health", api.health, methods=["GET"]),
             Route("/openapi.json", lambda request: JSONResponse(OPENAPI), methods=["GET"]),
         ],

@@ -59,6 +59,7 @@ _ANSWER = {
         },
         "note": {"type": ["string", "null"]},
         "collections": {"type": "array", "items": {"type": "string"}},
+        "question_id": {"type": ["string", "null"], "description": "For /api/feedback; null: not kept."},
         "seconds": {"type": "number"},
     },
 }
@@ -105,6 +106,28 @@ OPENAPI = {
                     },
                     **_ERRORS,
                 },
+            }
+        },
+        "/api/feedback": {
+            "post": {
+                "summary": "A reader's rating of an answer (by the answer's question_id)",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["question_id", "up"],
+                                "properties": {
+                                    "question_id": {"type": "string"},
+                                    "up": {"type": "boolean"},
+                                    "comment": {"type": "string", "maxLength": 500},
+                                },
+                            }
+                        }
+                    },
+                },
+                "responses": {"200": {"description": "{ok: true}"}, "404": _ERROR, **_ERRORS},
             }
         },
         "/api/search": {

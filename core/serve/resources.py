@@ -1,6 +1,7 @@
 """What one server process opens once and shares between the chat pages and the HTTP API: the store
-(one LanceDB connection per data directory), the embedder (a local model loads once) and the line for
-model-written answers (so the chat and the API together never run more answers than there are slots).
+(one LanceDB connection per data directory), the embedder (a local model loads once), the line for
+model-written answers (so the chat and the API together never run more answers than there are slots)
+and the question log (whose retention runs at most every ten minutes per process).
 
 Each is keyed by the settings it depends on, so a changed setting opens a new one; the old one stays
 for requests that still hold it.
@@ -17,6 +18,7 @@ from core.config import Settings, data_dir_key
 from core.embed import Embedder, embedder_for_store
 from core.serve.admission import AnswerGate
 from core.store import Store
+from core.store.questions import QuestionLog
 
 T = TypeVar("T")
 _LOCK = Lock()
@@ -69,5 +71,19 @@ def shared_gate(settings: Settings) -> AnswerGate:
         key,
         lambda: AnswerGate(
             capacity, queue_limit=settings.answer_queue_limit, time_limit=float(settings.answer_time_limit)
+        ),
+    )
+
+
+def shared_question_log(settings: Settings) -> QuestionLog:
+    """The question log of `settings.data_dir` (a no-op when `question_log` is off)."""
+    key = (data_dir_key(settings.data_dir), settings.question_log, settings.question_retention_days)
+    return _shared(
+        "questions",
+        key,
+        lambda: QuestionLog(
+            shared_store(settings),
+            enabled=settings.question_log,
+            retention_days=settings.question_retention_days,
         ),
     )

@@ -62,6 +62,8 @@
     ".log{flex:1;overflow-y:auto;padding:12px}.q{margin:8px 0 4px;font-weight:600}" +
     ".a{white-space:pre-wrap;margin:0 0 6px}.muted{color:#666;font-size:13px}" +
     ".src{margin:0 0 12px;padding-left:18px;font-size:13px}.src a{color:var(--a)}" +
+    ".rate{margin:0 0 12px;font-size:13px;color:#666}.rate button{background:none;border:1px solid #ccc;" +
+    "border-radius:6px;margin-right:6px;cursor:pointer;padding:2px 8px}" +
     "form{display:flex;gap:6px;padding:10px;border-top:1px solid #ddd}" +
     "input{flex:1;padding:8px;border:1px solid #bbb;border-radius:6px}" +
     "form button{border:0;border-radius:6px;padding:8px 12px;background:var(--a);color:#fff;cursor:pointer}" +
@@ -140,6 +142,25 @@
     box.appendChild(list);
     if (reply.note) box.appendChild(el("p", { class: "muted" }, reply.note));
   }
+  // Thumbs under an answer the server logged (question_id): the author sees which answers helped.
+  function drawRating(box, reply) {
+    if (!reply.question_id || reply.mode === "none") return;
+    var row = el("div", { class: "rate", role: "group", "aria-label": "Was this helpful?" });
+    [["👍", "Helpful", true], ["👎", "Not helpful", false]].forEach(function (b) {
+      var button = el("button", { type: "button", "aria-label": b[1] }, b[0]);
+      button.addEventListener("click", function () {
+        fetch(api + "/api/feedback", {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ question_id: reply.question_id, up: b[2] }),
+        }).then(function (r) {
+          row.textContent = r.ok ? "Thank you: the author will see this." : "The rating could not be sent.";
+        }, function () { row.textContent = "The rating could not be sent."; });
+      });
+      row.appendChild(button);
+    });
+    box.appendChild(row);
+  }
   state.turns.forEach(function (t) {
     drawQuestion(t.question);
     drawAnswer(t);
@@ -214,6 +235,7 @@
           turn.reply = data;
           view.answer.textContent = data.answer;
           drawSources(view.box, data);
+          drawRating(view.box, data);
           state.turns.push(turn);
           save();
         } else if (event === "error") {

@@ -14,24 +14,18 @@ import streamlit as st
 
 from core.answer import Reply
 from core.answer.record import record
-from core.config import Settings, data_dir_key
+from core.config import Settings
+from core.serve.resources import shared_question_log
 from core.store.questions import MAX_COMMENT_CHARS, QuestionLog
-from pages.shared.state import get_store
 
 FOOTER = "Questions are kept to improve the blog; nothing identifies you."
 THANKS = "Thank you: the author will see this."
 
 
-@st.cache_resource(show_spinner=False)
-def _log(key: str, enabled: bool, retention_days: float, _settings: Settings) -> QuestionLog:
-    return QuestionLog(get_store(_settings), enabled=enabled, retention_days=retention_days)
-
-
 def question_log(settings: Settings) -> QuestionLog:
-    """One log object per process and data directory (its retention runs at most every ten minutes)."""
-    return _log(
-        data_dir_key(settings.data_dir), settings.question_log, settings.question_retention_days, settings
-    )
+    """One log object per process and data directory, shared with the HTTP API (its retention runs at
+    most every ten minutes)."""
+    return shared_question_log(settings)
 
 
 def record_reply(settings: Settings, answered: Reply, question: str, started: float) -> str | None:
