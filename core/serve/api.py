@@ -213,6 +213,7 @@ class Api:
     def __init__(self, settings_source: Callable[[], Settings]) -> None:
         self.settings_source = settings_source
         self.limits = ClientLimits()
+        self.ratings = ClientLimits()  # ratings counted apart: rating an answer costs no question
 
     def _settings(self) -> Settings:
         try:
@@ -220,15 +221,16 @@ class Api:
         except ConfigError as exc:
             raise ApiError(500, f"Inkwell's settings are invalid: {exc}") from None
 
-    def _admit(self, request: Request, settings: Settings) -> str:
-        """The client's key for the rate limit, once a question is allowed (ApiError 403/429 otherwise)."""
+    def _admit(self, request: Request, settings: Settings, limits: ClientLimits | None = None) -> str:
+        """The client's key for the rate limit, once a question (or, with `limits`, another request) is
+        allowed (ApiError 403/429 otherwise)."""
         origin = request.headers.get("origin")
         if origin and not _same_origin(request, origin) and origin not in settings.allowed_origin_list:
             raise ApiError(403, "This site may not use the API: the blog's owner has not allowed it.")
         peer = request.client.host if request.client else None
         client = client_address(peer, forwarded_hops(request.headers.getlist("x-forwarded-for")),
                                 settings.trusted_proxy_networks) or "local"  # fmt: skip
-        decision = self.limits.acquire(client, settings.questions_per_minute)
+        decision = (limits or self.limits).acquire(client, settings.questions_per_minute)
         if not decision.allowed:
             wait = max(1, int(decision.retry_after + 0.999))
             raise ApiError(429, decision.message, {"Retry-After": str(wait)})
@@ -298,7 +300,7 @@ class Api:
     async def feedback(self, request: Request) -> Response:
         """A reader's thumbs up or down (and comment) on a logged answer: {question_id, up, comment?}."""
         settings = self._settings()
-        self._admit(request, settings)
+        self._admit(request, settings, self.ratings)
         data = await _body(request)
         question_id, up, comment = data.get("question_id"), data.get("up"), data.get("comment", "")
         if not isinstance(question_id, str) or not isinstance(up, bool) or not isinstance(comment, str):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Hashable
-from threading import Lock
+from threading import RLock
 from typing import Any, TypeVar
 
 from core.config import Settings, data_dir_key
@@ -21,7 +21,7 @@ from core.store import Store
 from core.store.questions import QuestionLog
 
 T = TypeVar("T")
-_LOCK = Lock()
+_LOCK = RLock()  # re-entrant: making one object may open another (the log opens the store)
 _OPENED: dict[tuple[str, Hashable], Any] = {}
 
 

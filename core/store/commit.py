@@ -34,6 +34,9 @@ _CONFLICT_MARKERS = (
     "too many concurrent writ",
     "conflict detected",
     "creation conflict",
+    # Two processes creating the same new table on object storage: the later create lands as an
+    # Overwrite, and an append racing it is refused; appending again to the table as it now is works.
+    "incompatible with concurrent transaction",
 )
 
 
