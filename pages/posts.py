@@ -21,6 +21,7 @@ from core.parse import FORMATS, parse_text
 from core.prepare import LLMPrepOptions, prepare_posts, preview_rewrites
 from core.search import RulesError, load_rules, read_rules_text, route, rules_path, rules_template, save_rules
 from pages import shared
+from pages.shared.addresses import edit_address
 from pages.shared.web_sources import web_sources_tab
 
 shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
@@ -296,7 +297,7 @@ with posts_tab:
             [
                 {
                     k: r.get(k)
-                    for k in ("title", "collection", "date", "format", "n_chunks", "source", "post_id")
+                    for k in ("title", "collection", "date", "format", "n_chunks", "url", "source", "post_id")
                 }
                 for r in rows
             ],
@@ -304,12 +305,18 @@ with posts_tab:
             on_select="rerun",
             selection_mode="multi-row",
             key=shared.table_key("posts_table", [r["post_id"] for r in rows]),
-            column_config={"n_chunks": st.column_config.NumberColumn("chunks")},
+            column_config={
+                "n_chunks": st.column_config.NumberColumn("chunks"),
+                "url": st.column_config.LinkColumn("address"),
+            },
         )
         selected = [rows[i]["post_id"] for i in table.selection.rows if i < len(rows)]
         st.caption(
-            f"{plural(len(rows), 'post')}; select rows to delete or re-ingest them ({len(selected)} selected)."
+            f"{plural(len(rows), 'post')}; select rows to delete or re-ingest them, one to edit its address "
+            f"({len(selected)} selected)."
         )
+        if len(selected) == 1:
+            edit_address(store, next(r for r in rows if r["post_id"] == selected[0]), settings)
         col_delete, col_reingest = st.columns(2)
         if col_delete.button("Delete selected", key="delete_posts", disabled=not selected, width="stretch"):
             try:

@@ -43,6 +43,7 @@ from core.embed import Embedder, cross_lingual
 from core.llm import LLMError
 from core.models import Hit
 from core.text import detect_language, language_name, languages_differ
+from core.text.fragments import fragment_link
 
 # The fixed replies, per question language (English when the language is not listed or not known).
 # A fixed sentence is the author's frame, not a claim about the world, so translating it invents nothing.
@@ -137,9 +138,14 @@ class Reply:
 
     @property
     def sources(self) -> list[Source]:
+        """The cited posts, best first; a quoted reply's each with a link opening its quoted sentences."""
         if self.mode == "generative" and self.stream is not None:
             return self.stream.sources
-        return sources_of(self.used_hits)
+        sources = sources_of(self.used_hits)
+        for source in sources:
+            quoted = [q.text for q in self.quotes if q.post_id == source.post_id]
+            source.link = fragment_link(source.url, quoted)
+        return sources
 
     @property
     def called_model(self) -> bool:

@@ -125,7 +125,7 @@ def _explain(answered: Any, settings: Any) -> None:
         if answered.suggestions:
             echo("The closest posts:", bold=True)
             for post in answered.suggestions:
-                echo(f"  - {post.title} ({post.post_id})")
+                echo(f"  - {post.title} ({post.post_id})" + (f" {post.url}" if post.url else ""))
         return
     if answered.mode == "extractive":
         echo("The author's own sentences, quoted from the posts below (no model wrote them).", err=True)
@@ -154,4 +154,6 @@ def _explain(answered: Any, settings: Any) -> None:
     if answered.sources:
         echo("Sources:", bold=True)
         for source in answered.sources:
-            echo(f"  - {source.title} ({source.post_id})")
+            # With an address: the link that opens the post at the sentences quoted from it.
+            link = source.link or source.url
+            echo(f"  - {source.title} ({source.post_id})" + (f" {link}" if link else ""))

@@ -14,7 +14,11 @@ Formats, by file suffix:
   export: its chunks are grouped into one post per `source` and kept exactly as cut.
 - `.jsonl`: one such object per line (e.g. BEIR corpora); a bad line is reported, the rest is read.
 - `.txt` and `.md` files may be bundles: many posts between `=== POST START: <title> ===` and
-  `=== POST END ===` lines.
+  `=== POST END ===` lines; a post's first line may be `URL: <its address>`.
+
+Addresses (`Post.url`, core/parse/addresses.py): front matter or JSON `url`, `permalink`,
+`canonical_url` or `link`; an HTML page's `<link rel="canonical">` or `og:url`. Only http(s) addresses
+and paths from the site's root are kept; another value is reported as a warning and left out.
 
 Post ids: a given id (front matter `id`/`slug`, JSON `id`) is kept as written; otherwise bundle
 posts use the slug of their title and files the slug of their name. `Post.raw` holds that post's
@@ -51,11 +55,13 @@ from pathlib import Path
 from typing import Any
 
 from core.models import ParseError, ParseResult, Post
+from core.parse.addresses import checked_url
 from core.parse.clean import normalise_newlines, shown, visible
 from core.parse.decode import decode
 from core.parse.fields import (
     DEFAULT_COLLECTION,
     FORMATS,
+    URL_KEYS,
     BadInput,
     Context,
     as_tags,
@@ -152,11 +158,14 @@ def parse_text(
     format: str = "text",
     tags: Iterable[str] = (),
     source: str = "pasted text",
+    url: str = "",
     time_limit: float | None = FILE_TIME_LIMIT,
 ) -> Post:
     """One post from pasted text. Raises ValueError with a readable message if it cannot be used
-    (also when it takes longer than `time_limit` seconds to parse)."""
+    (also when it takes longer than `time_limit` seconds to parse). `url`, the post's address (else
+    markdown front matter's), must be an http(s) address or a path from the site's root."""
     options = {
+        "url": url,
         "collection": collection,
         "date": date,
         "post_id": post_id,
@@ -184,6 +193,7 @@ def _parse_text_here(
     format: str = "text",
     tags: Iterable[str] = (),
     source: str = "pasted text",
+    url: str = "",
 ) -> Post:
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
@@ -207,6 +217,11 @@ def _parse_text_here(
         pid = given_id(post_id) if post_id not in (None, "") else slug_id(title)
     except BadInput as exc:
         raise ValueError(str(exc)) from None
+    address, problem = checked_url(url)
+    if problem:
+        raise ValueError(f"the address {url.strip()[:80]!r} {problem}")
+    if not address:  # the front matter's, when usable
+        address = next((a for a, _ in map(checked_url, (meta.get(k) for k in URL_KEYS)) if a), "")
     return Post(
         post_id=pid,
         title=title,
@@ -217,6 +232,7 @@ def _parse_text_here(
         date=date,
         tags=as_tags(list(tags)),
         format=format,
+        url=address,
     )
 
 
