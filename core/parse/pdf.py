@@ -36,7 +36,7 @@ _JUNK_TITLE = re.compile(r"^(?:untitled|microsoft word\b.*|.*\.(?:docx?|pdf|odt|
 def parse_pdf(ctx: Context, data: bytes) -> list[Post]:
     reader = _open(data)
     pages = [_page_lines(reader, number) for number in range(len(reader.pages))]
-    if not any(pages):
+    if not any(line for lines in pages for line in lines):
         raise BadInput(
             f"has no text: scanned? ({len(pages)} page{'s' * (len(pages) != 1)} of images only; "
             "run it through OCR first)"

@@ -47,7 +47,7 @@ class SafeZip:
             total += info.file_size
             if total > limits.total_bytes:
                 raise BadInput(
-                    f"is a zip bomb or too large: over {limits.total_bytes / 2**20:g} MB uncompressed; refused"
+                    f"is a zip bomb or too large: over {_size(limits.total_bytes)} uncompressed; refused"
                 )
             if not info.is_dir():
                 self._infos[info.filename] = info
@@ -88,6 +88,10 @@ def _check_member(info: zipfile.ZipInfo, limits: ZipLimits) -> None:
         raise BadInput(
             f"is a zip bomb: member {name!r} expands {ratio:,.0f}× (limit {limits.ratio:g}×); refused"
         )
+
+
+def _size(limit: int) -> str:
+    return f"{limit / 2**20:g} MB" if limit >= 2**20 else f"{limit:,} bytes"
 
 
 def _short(exc: BaseException) -> str:

@@ -61,7 +61,11 @@ def parse_wxr(ctx: Context, data: bytes) -> list[Post]:
 def _parse_xml(data: bytes) -> ET.Element:
     try:
         return SafeET.fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
-    except defusedxml.EntitiesForbidden:
+    except defusedxml.EntitiesForbidden as exc:
+        if exc.sysid or exc.pubid:
+            raise BadInput(
+                f"declares an external entity ({exc.sysid or exc.pubid}): an XXE attack reading files? refused"
+            ) from None
         raise BadInput(
             "declares XML entities (entity expansion, a 'billion laughs' attack?): refused; a WordPress "
             "export never declares them"
