@@ -30,7 +30,7 @@ _MEDIA = "embed video audio playlist gallery code sourcecode youtube vimeo tweet
 _MEDIA_CODES = frozenset(_MEDIA.split())
 _NAME = r"[A-Za-z_][\w-]*"
 _ATTRS = r"(?:\s+[^\]]*)?"
-_PAIRED = re.compile(rf"\[({_NAME}){_ATTRS}\](.*?)\[/\1\]", re.DOTALL)
+_CLOSER = re.compile(rf"\[/({_NAME})\]")
 # An opening or self-closing shortcode: with attributes (name="…"), or a bare known media name.
 _SINGLE = re.compile(
     rf"\[{_NAME}(?:\s+[\w-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\]]+))+\s*/?\]"
@@ -148,7 +148,13 @@ def strip_shortcodes(content: str) -> str:
         inner = strip_shortcodes(inner)
         return f"<figure>{inner}</figure>" if name in ("caption", "wp_caption") else inner
 
-    previous = None
-    while previous != content:  # nested pairs of the same name resolve from the inside out
-        previous, content = content, _PAIRED.sub(paired, content)
+    # Only names that are closed somewhere can pair: an unclosed "[sic]" must not send the search to
+    # the end of the post for every bracket.
+    closed = sorted({m.lower() for m in _CLOSER.findall(content)})
+    if closed:
+        names = "|".join(map(re.escape, closed))
+        pairs = re.compile(rf"\[({names})(?![\w-]){_ATTRS}\](.*?)\[/\1\]", re.DOTALL | re.IGNORECASE)
+        previous = None
+        while previous != content:  # nested pairs of the same name resolve from the inside out
+            previous, content = content, pairs.sub(paired, content)
     return _CLOSING.sub("", _SINGLE.sub("", content))
