@@ -56,13 +56,15 @@ lint: install
 	$(BIN)/lint-imports
 
 # Also multilingual embedding speed vs MiniLM (ratio, same run) and the demo set's nDCG@10 per language
-# for each configuration (MiniLM, e5, both by the question's language), with the ingest time ratio.
+# for each configuration (MiniLM, e5, both by the question's language), with the ingest time ratio;
+# and a 500-post WordPress export's import time against the same posts as Markdown files (a ratio).
 bench: install
 	$(BIN)/python bench/long_text.py
 	$(BIN)/python bench/bench.py
 	$(BIN)/python bench/remote_embed.py
 	$(BIN)/python bench/e5_speed.py
 	$(BIN)/python bench/multilingual.py --no-llm
+	$(BIN)/python bench/imports.py
 
 # Concurrent writers: 4 `inkwell ingest` processes and a chunk edit on one existing table, 20 runs, each
 # compared with the same writes done one after the other (`make test` runs 1).

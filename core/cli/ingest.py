@@ -32,6 +32,12 @@ from core.prepare import LLMPrepOptions, prepare_posts
 @click.option("--title", help="Title for text read from standard input (PATH '-').")
 @click.option("--force", is_flag=True, help="Re-process posts even when unchanged.")
 @click.option(
+    "--include-drafts",
+    is_flag=True,
+    help="Blog exports (WordPress, Ghost, Substack, Medium): also read drafts, scheduled and private posts.",
+)
+@click.option("--include-pages", is_flag=True, help="Blog exports: also read pages (About, Contact…).")
+@click.option(
     "--replace",
     is_flag=True,
     help="Let a post replace a stored one of the same id read from another file (refused otherwise).",
@@ -62,6 +68,8 @@ def ingest(
     collection: str | None,
     title: str | None,
     force: bool,
+    include_drafts: bool,
+    include_pages: bool,
     replace: bool,
     strategy: str | None,
     chunk_tokens: int | None,
@@ -76,8 +84,9 @@ def ingest(
     as_json: bool,
     data_dir: str | None,
 ) -> None:
-    """Ingest files and folders (.md .txt .html .json .jsonl, bundles); '-' reads one post from stdin;
-    a web address (a feed, sitemap, site or page) is read and remembered for `inkwell sync`.
+    """Ingest files and folders (.md .txt .html .json .jsonl .pdf .docx, bundles; WordPress .xml, Ghost
+    .json, Substack and Medium .zip exports); '-' reads one post from stdin; a web address (a feed,
+    sitemap, site or page) is read and remembered for `inkwell sync`.
 
     Idempotent: unchanged posts are skipped and unchanged chunks are never embedded again. The LLM
     options (at most two requests per post, replies cached) use the configured chat model.
@@ -85,7 +94,7 @@ def ingest(
     from core.cli.ingest import dry_run_lines, outcome_lines
     from core.cli.sources import ingest_web, is_web_address
     from core.ingest import ingest_posts
-    from core.parse import parse_paths, parse_text
+    from core.parse import ImportOptions, parse_paths, parse_text
     from core.prepare import LLMPrepOptions
 
     llm = LLMPrepOptions(rewrite, llm_chunks, llm_keywords, llm_concurrency)
@@ -102,7 +111,8 @@ def ingest(
     if urls and len(urls) == len(paths):
         sys.exit(0 if web_ok else 1)
     files = [p for p in paths if p != "-" and p not in urls]
-    parsed = parse_paths(files, collection=collection)
+    options = ImportOptions(include_drafts=include_drafts, include_pages=include_pages)
+    parsed = parse_paths(files, collection=collection, options=options)
     if "-" in paths:
         if not title:
             raise click.UsageError("reading a post from standard input needs --title")

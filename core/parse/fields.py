@@ -27,6 +27,7 @@ from core.parse.clean import (
     text_to_blocks,
     visible,
 )
+from core.parse.options import ImportOptions
 
 DEFAULT_COLLECTION = "writings"
 FORMATS = ("text", "markdown", "html")
@@ -50,6 +51,7 @@ class Context:
     folder_collection: str
     errors: list[ParseError] = field(default_factory=list)
     warnings: list[ParseError] = field(default_factory=list)
+    options: ImportOptions = field(default_factory=ImportOptions)
 
     def collection(self, own: Any = None) -> str:
         for choice in (self.forced_collection, own, self.folder_collection):

@@ -38,6 +38,7 @@ from core.parse.fields import (
     title_from_text,
     to_blocks,
 )
+from core.parse.ghost import is_ghost_export, parse_ghost
 
 _MAX_LINE_ERRORS = 10  # per .jsonl file; beyond that one summary error
 _START_RE = re.compile(r"^\s*={3,}\s*POST\s+START\s*:?\s*(?P<title>.*?)\s*={3,}\s*$", re.IGNORECASE)
@@ -137,6 +138,8 @@ def _parse_json(ctx: Context, text: str) -> list[Post]:
         raise BadInput(f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:
         raise BadInput("is JSON nested too deeply to read") from None
+    if is_ghost_export(data):
+        return parse_ghost(ctx, data)
     if isinstance(data, dict) and isinstance(data.get("posts"), list):
         data = data["posts"]
     if isinstance(data, dict):
