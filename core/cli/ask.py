@@ -56,6 +56,7 @@ def ask(
     answers the question.
     """
     from core.answer import reply, translate_for_corpus
+    from core.answer.owner import with_owner
     from core.embed import embedder_for_store
     from core.llm import LLMError, describe_llm
     from core.search import route_and_search
@@ -70,6 +71,7 @@ def ask(
     )
     question = checked_question(question, settings)  # empty or over-long: refused before any work
     store = Store(settings.data_dir)
+    settings = with_owner(settings, store)  # the persona and decline text saved on the Settings page
     embedder = embedder_for_store(settings, store.model_id())
     query = question
     if settings.should_translate:
