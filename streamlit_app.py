@@ -36,6 +36,7 @@ page = st.navigation(
             "pages/chunks.py", title="Inspect chunks", icon=":material/manage_search:", url_path="chunks"
         ),
         st.Page("pages/quality.py", title="Evaluate", icon=":material/analytics:", url_path="quality"),
+        st.Page("pages/settings.py", title="Settings", icon=":material/tune:", url_path="settings"),
     ]
 )
 
