@@ -44,6 +44,7 @@ page = st.navigation(
         ),
         st.Page("pages/quality.py", title="Evaluate", icon=":material/analytics:", url_path="quality"),
         st.Page("pages/readers.py", title="Readers", icon=":material/forum:", url_path="readers"),
+        st.Page("pages/settings.py", title="Settings", icon=":material/tune:", url_path="settings"),
     ]
 )
 

@@ -54,6 +54,22 @@ class ConfigError(ValueError):
     """A setting has a value we cannot use; the message says which and why."""
 
 
+# The placeholders a persona prompt may use; any other `{name}` is refused as a likely typo (a literal
+# brace that names nothing, such as "{ }" or "{2}", is kept as written).
+PERSONA_PLACEHOLDERS = ("author_name", "author_description")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_ ]*)\}")
+
+
+def check_persona_template(template: str) -> None:
+    """Refuse (ConfigError, naming it) a persona prompt with a placeholder Inkwell does not fill."""
+    unknown = [name for name in _PLACEHOLDER.findall(template or "") if name not in PERSONA_PLACEHOLDERS]
+    if unknown:
+        allowed = ", ".join("{" + p + "}" for p in PERSONA_PLACEHOLDERS)
+        raise ConfigError(
+            f"persona prompt: unknown placeholder {{{unknown[0]}}}; it may use {allowed} (or no placeholder)"
+        )
+
+
 class DataUri(str):
     """A data directory on object storage (`s3://bucket/prefix`, `gs://…`, `az://…`), kept as the URI
     LanceDB opens. It offers the few `Path` operations Inkwell uses on a data directory (`/`, `name`,
@@ -169,6 +185,11 @@ class Settings:
     answer_mode: str = "auto"
     author_name: str = "the author"
     author_description: str = "a writer who blogs about their life and work"
+    # The generated answers' system prompt (empty: core/answer/generate.py's DEFAULT_PROMPT_TEMPLATE), with
+    # the placeholders in PERSONA_PLACEHOLDERS; and the fixed reply when the posts do not answer (empty:
+    # the built-in one). The owner usually sets both on the Settings page (core/answer/owner.py).
+    persona_prompt: str = ""
+    decline_text: str = ""
     temperature: float = 0.4
     max_tokens: int = 1000
     translate_question: bool | None = None
@@ -319,6 +340,7 @@ class Settings:
             raise ConfigError(
                 f"answer_mode must be one of {', '.join(ANSWER_MODES)}, not {self.answer_mode!r}"
             )
+        check_persona_template(self.persona_prompt)
         if self.routing not in ROUTINGS:
             raise ConfigError(f"routing must be one of {', '.join(ROUTINGS)}, not {self.routing!r}")
         if self.max_chunks_per_post < 0:

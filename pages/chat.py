@@ -21,7 +21,7 @@ from core.search import Route
 from core.serve import AnswerRefused, AnswerStopped
 from core.text import QuestionError, check_question
 from pages import shared
-from pages.shared import feedback, replies
+from pages.shared import feedback, replies, starters
 from pages.shared.details import details_toggle
 
 shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
@@ -40,7 +40,8 @@ settings = shared.base_settings()
 store = shared.get_store(settings)
 md = shared.md_escape
 
-st.title(f"Ask {md(settings.author_name)}")
+owner = starters.saved_owner(settings)  # the greeting, title and starter questions from Settings
+st.title(md(owner.title(settings)))
 st.caption(f"Questions are answered in the voice of {md(settings.author_name)}, from their posts only.")
 
 # Sidebar: filters and controls ----------------------------------------------------------------------
@@ -224,7 +225,12 @@ else:
     with contextlib.suppress(*shared.KNOWN_ERRORS):  # a table that cannot be read says so below
         shared.warm_answers(settings, store, shared.get_embedder_cached(settings))
 
+picked = starters.take_starter()  # a starter question clicked: asked like a typed one
+if not messages and picked is None:
+    starters.show_welcome(owner)  # the greeting and starter questions, each asked in one click
 question = st.chat_input(f"Ask {settings.author_name} something")
+if question is None:
+    question = picked
 asked = None
 if question is not None:
     try:  # before any work: an empty or over-long question is refused with a clear message

@@ -88,12 +88,12 @@ class Source:
 
 
 def system_prompt(settings: Settings, prompt_template: str | None = None) -> str:
-    """The persona rules with the author's name and description filled in.
+    """The persona rules with the author's name and description filled in: `prompt_template`, else the
+    owner's `settings.persona_prompt`, else DEFAULT_PROMPT_TEMPLATE.
 
-    A custom `prompt_template` may use `{author_name}` and `{author_description}`; other braces are kept
-    as written.
+    A template may use `{author_name}` and `{author_description}`; other braces are kept as written.
     """
-    template = prompt_template or DEFAULT_PROMPT_TEMPLATE
+    template = prompt_template or settings.persona_prompt or DEFAULT_PROMPT_TEMPLATE
     return template.replace("{author_name}", settings.author_name).replace(
         "{author_description}", settings.author_description
     )

@@ -42,7 +42,7 @@ from core.config import ANSWER_MODES, Settings
 from core.embed import Embedder, cross_lingual
 from core.llm import LLMError
 from core.models import Hit
-from core.text import detect_language, language_name, languages_differ
+from core.text import UNDETERMINED, detect_language, language_name, languages_differ
 from core.text.fragments import fragment_link
 
 # The fixed replies, per question language (English when the language is not listed or not known).
@@ -96,6 +96,17 @@ def resolve_mode(settings: Settings, mode: str | None = None) -> str:
 
 def phrase(table: dict[str, str], question: str) -> str:
     return table.get(detect_language(question), table["en"])
+
+
+def decline_replies(settings: Settings) -> dict[str, str]:
+    """The fixed "haven't written about that" replies by question language: the owner's own text
+    (`settings.decline_text`) takes the place of the built-in one in the language it is written in
+    (English when that cannot be told), so readers asking in that language get the author's words."""
+    own = settings.decline_text.strip()
+    if not own:
+        return NO_ANSWER
+    language = detect_language(own)
+    return {**NO_ANSWER, ("en" if language == UNDETERMINED else language): own}
 
 
 @dataclass
@@ -259,7 +270,7 @@ def reply(
         )  # fmt: skip
     if not verdict.answer:
         return Reply(
-            question, "none", verdict, hits, extracted, text=phrase(NO_ANSWER, question),
+            question, "none", verdict, hits, extracted, text=phrase(decline_replies(settings), question),
             suggestions=verdict.suggestions, _started=started,
         )  # fmt: skip
     if chosen == "generative" and settings.grounding == "auto" and _unchecked(question, hits, embedder):

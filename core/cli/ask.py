@@ -57,6 +57,7 @@ def ask(
     answers the question.
     """
     from core.answer import skipped_note, take_turn
+    from core.answer.owner import with_owner
     from core.answer.record import record
     from core.embed import embedder_for_store
     from core.llm import describe_llm
@@ -73,6 +74,7 @@ def ask(
     )
     question = checked_question(question, settings)  # empty or over-long: refused before any work
     store = Store(settings.data_dir)
+    settings = with_owner(settings, store)  # the persona and decline text saved on the Settings page
     embedder = embedder_for_store(settings, store.model_id())
     turn = take_turn(
         question, settings, store=store, embedder=embedder, collections=list(collections) or None

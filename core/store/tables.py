@@ -61,9 +61,10 @@ from core.store.schema import (
     sql_str,
     with_derived,
 )
+from core.store.settings import SavedSettings
 
 
-class Store(Reads, ChangeLog):
+class Store(Reads, ChangeLog, SavedSettings):
     def __init__(self, data_dir: str | Path, read_consistency_seconds: float = 0.0):
         """`data_dir`: a folder or an object-storage URI (core/store/location.py).
 

@@ -9,12 +9,14 @@ Everything here is thin: the work is done by core/. Conventions the pages follow
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from typing import Any
 
 import streamlit as st
 
+from core.answer.owner import with_owner
 from core.config import MODEL_RERANKERS, ConfigError, Settings
 from core.embed import Embedder, EmbedError
 from core.llm import LLMError, describe_llm
@@ -73,8 +75,12 @@ def questions_per_minute() -> int:
 
 
 def base_settings() -> Settings:
-    """Settings from secrets, then environment, then defaults. Read on every run (cheap)."""
-    return Settings.load(secrets=read_secrets())
+    """Settings from secrets, then environment, then defaults, with what the owner saved on the Settings
+    page over them (core/answer/owner.py). Read on every run (cheap: the saved ones once per version)."""
+    settings = Settings.load(secrets=read_secrets())
+    with contextlib.suppress(*KNOWN_ERRORS):  # a data directory that cannot be opened: the entry says so
+        settings = with_owner(settings, get_store(settings))
+    return settings
 
 
 def keep_advanced_state() -> None:
