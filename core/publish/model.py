@@ -136,6 +136,7 @@ def onnx_vectors(path: Path, texts: list[str]) -> list[list[float]]:
 
     tokenizer = Tokenizer.from_file(str(weights_dir() / "tokenizer.json"))
     tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.no_padding()
     session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     out = []
     for text in texts:
