@@ -152,5 +152,11 @@ function mount() {
   });
 }
 
-window.inkwell = { ready, ask, loadSeconds: null };
+/** The question's vector as the page computes it (for checking it against the Python embedder). */
+async function embed(question) {
+  const { embed: run } = await ready;
+  return Array.from(await run(String(question)));
+}
+
+window.inkwell = { ready, ask, embed, loadSeconds: null };
 mount();
