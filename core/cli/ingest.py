@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -185,12 +186,31 @@ def finish_report(report: Any, as_json: bool) -> None:
 
 
 @command(main, "export")
-@click.argument("path", type=click.Path(dir_okay=False, writable=True))
-def export_cmd(path: str, data_dir: str | None) -> None:
-    """Write every chunk to PATH in NUMAIN's chunks.json format."""
+@click.argument("path", type=click.Path(writable=True))
+@click.option(
+    "--static",
+    "static",
+    is_flag=True,
+    help="Write a static site to the folder PATH instead: a page that answers readers in the browser "
+    "alone (docs/static.md).",
+)
+@click.option("--json", "as_json", is_flag=True, help="With --static: print the report (sizes) as JSON.")
+def export_cmd(path: str, static: bool, as_json: bool, data_dir: str | None) -> None:
+    """Write every chunk to PATH in NUMAIN's chunks.json format, or with --static a static site."""
     from core.ingest import write_export
     from core.store import Store
 
+    if static:
+        from core.publish import export_static
+
+        report = export_static(settings_for(data_dir), path)
+        if as_json:
+            print_json(report.to_json())
+        else:
+            echo(report.summary())
+        return
+    if Path(path).is_dir():
+        raise click.BadParameter(f"{path!r} is a folder (a static site needs --static)", param_hint="PATH")
     count = write_export(Store(settings_for(data_dir).data_dir), path)
     echo(f"exported {count} chunks to {path}")
 
