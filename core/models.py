@@ -109,6 +109,7 @@ class Hit:
     rank: int
     date: str = ""
     passed: bool = True
+    url: str = ""  # the post's address on the blog ("" when unknown)
     dense_relevance: float | None = None
     dense_rank: int | None = None
     keyword_score: float | None = None
@@ -138,4 +139,5 @@ class Hit:
             "keywords": list(self.keywords),
             "relevance": round(float(self.relevance), 6),
             "rank": self.rank,
+            "url": self.url,
         }

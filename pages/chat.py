@@ -21,7 +21,8 @@ from core.search import Route
 from core.serve import AnswerRefused, AnswerStopped
 from core.text import QuestionError, check_question
 from pages import shared
-from pages.shared import feedback, replies
+from pages.shared import feedback, replies, starters
+from pages.shared.details import details_toggle
 
 shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
 
@@ -39,7 +40,8 @@ settings = shared.base_settings()
 store = shared.get_store(settings)
 md = shared.md_escape
 
-st.title(f"Ask {md(settings.author_name)}")
+owner = starters.saved_owner(settings)  # the greeting, title and starter questions from Settings
+st.title(md(owner.title(settings)))
 st.caption(f"Questions are answered in the voice of {md(settings.author_name)}, from their posts only.")
 
 # Sidebar: filters and controls ----------------------------------------------------------------------
@@ -68,7 +70,8 @@ else:
         "A generated answer is written by the answer model from the same excerpts. Automatic quotes with "
         "the small built-in model and generates with an OpenAI key or server.",
     )
-settings = shared.advanced_controls(settings.replace(answer_mode=answer_mode))
+details = details_toggle()  # the owner's diagnostics (pages/shared/details.py)
+settings = shared.advanced_controls(settings.replace(answer_mode=answer_mode), shown=details)
 if answer_mode == "auto":
     st.sidebar.caption(f"Now: {ANSWER_MODES[resolve_mode(settings)].lower()}.")
 kept = shared.conversations(settings)  # the turns under the conversation id in the URL (?c=…)
@@ -89,7 +92,7 @@ def choose(override: list[str]) -> None:
 def show_route(message: dict, last: bool) -> None:
     """Where the question was searched, why, and (under the last answer) buttons to search elsewhere."""
     data = message.get("route")
-    if not data or not message.get("override_ok"):
+    if not data or not message.get("override_ok") or not details:
         return
     decision = Route.from_json(data)
     st.caption(md(decision.summary()))
@@ -167,7 +170,7 @@ def ask(question: str, override: list[str] | None = None) -> dict:
         message["route"] = searched.route.to_json()
         # Overrides only when the router ran or an override did (not for a sidebar choice).
         message["override_ok"] = override is not None or searched.route.status in ("routed", "unsure")
-        for note in searched.route.notes:
+        for note in searched.route.notes if details else ():
             st.caption(md(note))
         answered = searched.answer(settings, embedder)
         try:
@@ -222,7 +225,12 @@ else:
     with contextlib.suppress(*shared.KNOWN_ERRORS):  # a table that cannot be read says so below
         shared.warm_answers(settings, store, shared.get_embedder_cached(settings))
 
+picked = starters.take_starter()  # a starter question clicked: asked like a typed one
+if not messages and picked is None:
+    starters.show_welcome(owner)  # the greeting and starter questions, each asked in one click
 question = st.chat_input(f"Ask {settings.author_name} something")
+if question is None:
+    question = picked
 asked = None
 if question is not None:
     try:  # before any work: an empty or over-long question is refused with a clear message

@@ -17,15 +17,16 @@ import streamlit as st
 from core.config import ConfigError
 from core.ingest import prepare_chunks, rebuild_posts
 from core.llm import describe_llm
-from core.parse import FORMATS, parse_text
+from core.parse import FORMATS, ImportOptions, parse_text
 from core.prepare import LLMPrepOptions, prepare_posts, preview_rewrites
 from core.search import RulesError, load_rules, read_rules_text, route, rules_path, rules_template, save_rules
 from pages import shared
+from pages.shared.addresses import edit_address
 from pages.shared.web_sources import web_sources_tab
 
 shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
 
-UPLOAD_TYPES = ["md", "markdown", "txt", "html", "htm", "json", "jsonl"]
+UPLOAD_TYPES = ["md", "markdown", "txt", "html", "htm", "json", "jsonl", "xml", "zip", "pdf", "docx"]
 PREVIEW_POSTS = 20  # a preview of hundreds of uploaded posts would bury the page
 PREVIEW_NOTE = (
     "Keywords in a preview are picked without the rest of the posts, so a few may change on ingest."
@@ -235,7 +236,8 @@ with paste_tab:
 # Upload ----------------------------------------------------------------------------------------------
 with upload_tab:
     files = st.file_uploader(
-        "Posts: Markdown (front matter welcome), text, HTML pages, JSON or JSONL; bundles too",
+        "Posts: Markdown (front matter welcome), text, HTML pages, JSON or JSONL, PDF, Word (.docx); "
+        "bundles too; blog exports: WordPress (.xml), Ghost (.json), Substack or Medium (.zip)",
         type=UPLOAD_TYPES,
         accept_multiple_files=True,
         key="upload_files",
@@ -245,8 +247,21 @@ with upload_tab:
         key="upload_collection",
         help="Empty: each post's own collection (front matter or JSON field), else 'writings'.",
     )
+    col_drafts, col_pages = st.columns(2)
+    export_options = ImportOptions(
+        include_drafts=col_drafts.checkbox(
+            "Include drafts",
+            key="upload_drafts",
+            help="Blog exports: also drafts, scheduled and private posts.",
+        ),
+        include_pages=col_pages.checkbox(
+            "Include pages", key="upload_pages", help="Blog exports: also pages (About, Contact…)."
+        ),
+    )
     if files:
-        parsed = shared.parse_uploads([(f.name, f.getvalue()) for f in files], upload_collection.strip())
+        parsed = shared.parse_uploads(
+            [(f.name, f.getvalue()) for f in files], upload_collection.strip(), export_options
+        )
         st.caption(
             f"{plural(len(files), 'file')} → {plural(len(parsed.posts), 'post')}, "
             f"{plural(len(parsed.errors), 'problem')}."
@@ -296,7 +311,7 @@ with posts_tab:
             [
                 {
                     k: r.get(k)
-                    for k in ("title", "collection", "date", "format", "n_chunks", "source", "post_id")
+                    for k in ("title", "collection", "date", "format", "n_chunks", "url", "source", "post_id")
                 }
                 for r in rows
             ],
@@ -304,12 +319,18 @@ with posts_tab:
             on_select="rerun",
             selection_mode="multi-row",
             key=shared.table_key("posts_table", [r["post_id"] for r in rows]),
-            column_config={"n_chunks": st.column_config.NumberColumn("chunks")},
+            column_config={
+                "n_chunks": st.column_config.NumberColumn("chunks"),
+                "url": st.column_config.LinkColumn("address"),
+            },
         )
         selected = [rows[i]["post_id"] for i in table.selection.rows if i < len(rows)]
         st.caption(
-            f"{plural(len(rows), 'post')}; select rows to delete or re-ingest them ({len(selected)} selected)."
+            f"{plural(len(rows), 'post')}; select rows to delete or re-ingest them, one to edit its address "
+            f"({len(selected)} selected)."
         )
+        if len(selected) == 1:
+            edit_address(store, next(r for r in rows if r["post_id"] == selected[0]), settings)
         col_delete, col_reingest = st.columns(2)
         if col_delete.button("Delete selected", key="delete_posts", disabled=not selected, width="stretch"):
             try:

@@ -122,6 +122,9 @@ def closed_port() -> int:
 def test_each_page_renders(data_dir, page, title):
     at = open_app(page)
     assert texts(at.title) == [title]
+    if page is None:  # a reader's page: the models and the table are the owner's details
+        assert not any("Embedder" in c for c in shown(at.sidebar.caption))
+        at.sidebar.toggle(key="show_details").set_value(True).run()
     captions = "\n".join(shown(at.sidebar.caption))
     assert "**Answer model:** built-in SmolLM2-135M" in captions  # which model answers
     assert "Offline built-in model" in captions
@@ -547,6 +550,7 @@ def test_chat_with_a_configured_server_rewrites_follow_ups(corpus, monkeypatch):
         monkeypatch.setenv("INKWELL_MAX_RETRIES", "0")
         server.chat(["Swarming ", "starts in ", "**May**."])
         at = open_app()
+        at.sidebar.toggle(key="show_details").set_value(True).run()  # the model's name is the owner's detail
         at.chat_input[0].set_value("When does swarming season start?").run()
         assert not at.exception and not at.error
         first = at.chat_message[1]
@@ -641,12 +645,13 @@ def test_chat_round_trip_with_the_builtin_model(corpus, monkeypatch):
     monkeypatch.setenv("INKWELL_MAX_TOKENS", "48")
     monkeypatch.setenv("INKWELL_ANSWER_MODE", "generative")  # auto would quote the posts instead
     at = open_app()
+    at.sidebar.toggle(key="show_details").set_value(True).run()  # the excerpts are the owner's details
     at.chat_input[0].set_value("When does swarming season start?").run(timeout=TIMEOUT)
     assert not at.exception and not at.error
     answer = at.chat_message[1]
     assert answer.markdown[0].value.strip()  # the streamed answer
     sources = answer.markdown[1].value
-    assert sources.startswith("**Sources**") and "1. [On Bees](chunks?post=bees)" in sources
+    assert sources.startswith("**Sources**") and "1. [On Bees](read?post=bees)" in sources
     assert any("Answered by the small offline model: rough." in c for c in texts(answer.caption))
     # The grounding line is shown exactly when a sentence was long enough to judge, whether it was shown
     # or (auto grounding, the default) left out; the model samples, so its 48 tokens may also end before

@@ -50,6 +50,9 @@ COMMANDS = {
     "search",
     "sources",
     "sync",
+    "settings set",
+    "settings show",
+    "settings suggest",
     "undo",
 }
 ANSWER = "I buy almost all my wood at Dunmore Brothers Sawmill in Pelham Falls."
@@ -338,6 +341,79 @@ def test_asked_questions_are_logged_listed_grouped_and_purged(backend):
     purged = backend.cli("questions", "purge", "--yes", data_dir=data_dir)
     assert "deleted 2 logged questions" in purged.stderr
     assert backend.cli("questions", "--json", data_dir=data_dir).stdout == ""
+
+
+# The owner's settings (core/answer/owner.py), saved with the tables -----------------------------------------
+
+PERSONA = "You are {author_name}, who answers in short plain sentences. Say so when the posts do not."
+STARTERS = ("How do you pick wood?", "What tools do you use?", "Why did you start the blog?")
+
+
+def test_settings_are_saved_with_the_tables_and_used_by_the_next_answer(backend, demo, model_server):
+    data_dir = backend.table("settings")
+    backend.cli("settings", "set", "author_name", "Jo Shavings", data_dir=data_dir)
+    backend.cli("settings", "set", "persona_prompt", PERSONA, data_dir=data_dir)
+    backend.cli("settings", "set", "starters", *STARTERS, data_dir=data_dir)
+    shown = json.loads(backend.cli("settings", "show", "--json", data_dir=data_dir).stdout)
+    assert shown["persona_prompt"] == PERSONA and shown["starters"] == list(STARTERS)
+    assert shown["author_name"] == "Jo Shavings" and shown["greeting"] == ""
+    bad = backend.cli("settings", "set", "persona_prompt", "You are {author}.", data_dir=data_dir, ok=False)
+    assert bad.exit_code == 1 and "unknown placeholder {author}" in bad.output
+    assert json.loads(backend.cli("settings", "show", "--json", data_dir=data_dir).stdout) == shown
+
+    # On the demo table: the next generated answer is sent the saved persona, the name filled in.
+    backend.cli("settings", "set", "persona_prompt", PERSONA, data_dir=demo)
+    backend.cli("settings", "set", "author_name", "Jo Shavings", data_dir=demo)
+    before = len(model_server.chat_requests)
+    backend.cli("ask", "--json", "--answer-mode", "generative", QUESTION, data_dir=demo)
+    sent = model_server.chat_requests[before:]
+    assert sent and sent[-1].body["messages"][0]["content"] == PERSONA.replace("{author_name}", "Jo Shavings")
+    backend.cli("settings", "set", "persona_prompt", data_dir=demo)  # cleared: the default prompt again
+    backend.cli("settings", "set", "author_name", data_dir=demo)
+
+    suggested = backend.cli("settings", "suggest", "--count", "3", data_dir=demo).stdout.splitlines()
+    assert 1 <= len(suggested) <= 3 and all(q.endswith("?") for q in suggested)
+
+
+SAVER = """
+import sys
+from core.answer.owner import save_owner
+from core.store import Store
+
+store, key = Store(sys.argv[1]), sys.argv[2]
+for i in range(int(sys.argv[3])):
+    save_owner(store, {key: f"{key} {i}"})
+"""
+
+
+def test_two_processes_saving_settings_at_once_both_land(backend, tmp_path):
+    """Two real processes save different settings in a loop at the same time: every save commits (lance
+    rebases a merge on the key, retry_commit retries what it does not), and each one's last value is
+    what a third process reads."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    data_dir = backend.table("saves")
+    backend.cli("settings", "set", "chat_title", "first", data_dir=data_dir)  # the table exists
+    env = {**os.environ, **backend.env}
+    saves = 6
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SAVER, data_dir, key, str(saves)],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for key in ("greeting", "decline_text")
+    ]  # fmt: skip
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    shown = json.loads(backend.cli("settings", "show", "--json", data_dir=data_dir).stdout)
+    assert shown["greeting"] == f"greeting {saves - 1}"
+    assert shown["decline_text"] == f"decline_text {saves - 1}"
+    assert shown["chat_title"] == "first"
 
 
 def test_the_same_id_from_another_file_is_refused_without_replace(backend):

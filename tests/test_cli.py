@@ -13,7 +13,18 @@ from click.testing import CliRunner
 from core.cli import main
 from tests.conftest import write
 
-HIT_KEYS = {"post_id", "title", "collection", "chunk_id", "section", "text", "keywords", "relevance", "rank"}
+HIT_KEYS = {
+    "post_id",
+    "title",
+    "collection",
+    "chunk_id",
+    "section",
+    "text",
+    "keywords",
+    "relevance",
+    "rank",
+    "url",
+}
 
 
 @pytest.fixture

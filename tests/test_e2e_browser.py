@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -215,15 +215,15 @@ def test_chat_quotes_the_author_and_says_what_she_has_not_written_about(page, se
     hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
     pairs = list(zip(groups[1::2], groups[2::2], strict=True))  # (title, quoted sentences) per post
     for (title, quoted), href in zip(pairs, hrefs, strict=True):
-        post_id = unquote(href.split("post=", 1)[1])
+        post_id = parse_qs(urlsplit(href).query)["post"][0]  # the reader page (read?post=…&q=…)
         assert posts[post_id]["title"] == title
         text = " ".join(c["text"] for c in chunks if c["post_id"] == post_id)
         assert "…" not in quoted  # a passage is the author's text as written, never glued across a gap
         lines = [" ".join(line.split()) for line in quoted.splitlines() if line.strip()]  # line breaks kept
         assert lines and all(line in " ".join(text.split()) for line in lines), (title, lines)
-    assert "why-this-blog-exists" in [unquote(h.split("post=", 1)[1]) for h in hrefs]  # retrieval
+    assert "why-this-blog-exists" in [parse_qs(urlsplit(h).query)["post"][0] for h in hrefs]  # retrieval
     sources = answer.get_by_test_id("stMarkdown").filter(has_text=re.compile(r"^Sources")).last
-    assert all(re.search(r"relevance \d\.\d\d$", s) for s in sources.locator("li").all_inner_texts())
+    assert not any("relevance" in s for s in sources.locator("li").all_inner_texts())  # the owner's detail
 
     # Top of the exchange in view for the screenshot: question, quoted answer and the sources.
     messages.first.evaluate("el => el.scrollIntoView({block: 'start'})")

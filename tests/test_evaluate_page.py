@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.store import Store
+from pages.shared.tables import header_width
 from tests.conftest import isolate_app, open_app, shown
 
 PAGE = "pages/quality.py"
@@ -46,21 +47,39 @@ def test_demo_set_runs_two_configurations_side_by_side(data_dir):
         per_query.columns
     )
     assert per_query["hybrid · found"].str.match(r"\d/\d").all()
-    # Readable headers, shown in full (the keys stay as in the downloads).
+    # Headers in words, each explained on hover and shown in full (the keys stay as in the downloads).
     config = {k: v for k, v in json.loads(at.dataframe[0].proto.columns).items()}
     labels = {
         key: config[key]["label"] for key in ("ndcg@10", "mrr@10 ×", "evidence_hit@10", "latency_p50_ms")
     }
     assert labels == {
-        "ndcg@10": "nDCG@10",
-        "mrr@10 ×": "MRR@10 ×",
-        "evidence_hit@10": "evidence hit@10",
-        "latency_p50_ms": "latency p50 (ms)",
+        "ndcg@10": "Ranking quality (nDCG@10)",
+        "mrr@10 ×": "First right post (MRR@10) vs baseline",
+        "evidence_hit@10": "Evidence found (hit@10)",
+        "latency_p50_ms": "Typical search (ms)",
     }
-    assert [k for k, c in config.items() if not isinstance(c.get("width"), int)] == ["_index"]  # hidden
+    assert (
+        config["evidence_hit@10"]["help"] == "Share of queries where a top-10 chunk holds an evidence quote."
+    )
+    assert all(c.get("help") for k, c in config.items() if k != "_index")  # every header explained
+    widths = {k: c["width"] for k, c in config.items() if k != "_index"}
+    assert all(isinstance(w, int) and w >= header_width(config[k]["label"]) for k, w in widths.items())
     per_query_config = json.loads(at.dataframe[1].proto.columns)
-    assert per_query_config["dense · ndcg@10"]["label"] == "dense · nDCG@10"
-    assert per_query_config["evidence"]["label"] == "quotes"
+    assert per_query_config["dense · ndcg@10"]["label"] == "dense: ranking quality (nDCG@10)"
+    assert per_query_config["evidence"]["label"] == "Quotes"
+    assert per_query_config["query"]["width"] == "large"
+    # Long cells are not cut: the rows are tall enough for the longest question or quote list.
+    longest = max(per_query[c].astype(str).str.len().max() for c in ("query", "hybrid · found"))
+    assert at.dataframe[1].proto.row_height >= 21 * min(8, -(-longest // 58))
+    # The comparisons as bar charts: quality and time by configuration, nDCG per query.
+    charts = at.get("vega_lite_chart")
+    assert len(charts) == 3
+    titles = [m for m in shown(at.markdown) if m.startswith("**")]
+    assert titles == [
+        "**Retrieval quality by configuration (higher is better)**",
+        "**Search time (ms)**",
+        "**Ranking quality (nDCG@10) per query, by configuration**",
+    ]
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Download JSON", "Download CSV (one row per configuration and query)"]
     # The demo set searched a scratch table: the user's table was never created.
@@ -102,3 +121,17 @@ def test_evaluate_is_for_the_owner(data_dir):
     at = open_page(admin_password="s3cret-owner")
     assert "Evaluating retrieval is for the site owner." in " ".join(shown(at.info))
     assert not [b for b in at.button if b.key == "eval_run"]
+
+
+def test_answer_results_have_headers_in_words_and_a_chart(data_dir):
+    at = open_page()
+    at.button(key="eval_answers_run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, shown(at.error)
+    summary = json.loads(at.dataframe[0].proto.columns)
+    assert summary["token_f1"]["label"] == "Words shared with the reference (F1)"
+    assert summary["no_answer_on_topic"]["label"] == "Declined on topic"
+    assert "lower is better" in summary["no_answer_on_topic"]["help"]
+    assert json.loads(at.dataframe[1].proto.columns)["answer"]["width"] == "large"
+    assert at.dataframe[1].proto.row_height > 21  # answers are longer than a line: shown whole
+    assert "**Answers by mode**" in shown(at.markdown) and len(at.get("vega_lite_chart")) == 1

@@ -239,12 +239,12 @@ def test_folder_walk_sorted_skips_hidden_and_assets_reports_unsupported(tmp_path
     write(tmp_path / ".git" / "notes.md", "Git internals.")
     write(tmp_path / ".DS_Store", b"\x00\x01")
     write(tmp_path / "a" / "photo.JPG", b"\xff\xd8\xff")  # a post's image: not worth a warning
-    write(tmp_path / "paper.pdf", b"%PDF-1.4")
+    write(tmp_path / "paper.odt", b"PK\x03\x04")
     result = parse_paths(tmp_path)  # a single path, not a list, is accepted too
     assert [p.post_id for p in result.posts] == ["z", "a", "b"]  # path order: a/z.txt < a.txt < b.txt
     assert [str(e) for e in result.errors] == [
-        f"{tmp_path / 'paper.pdf'}: unsupported file type .pdf; supported: .htm, .html, .json, .jsonl, "
-        ".markdown, .md, .txt"
+        f"{tmp_path / 'paper.odt'}: unsupported file type .odt; supported: .docx, .htm, .html, .json, "
+        ".jsonl, .markdown, .md, .pdf, .txt, .xml, .zip"
     ]
     assert parse_paths([tmp_path / ".git"]).posts[0].post_id == "notes"  # hidden only when walked into
 
@@ -444,7 +444,7 @@ def test_tags_survive_verbatim(tmp_path: Path, name: str, content: str) -> None:
             "is not UTF-8 (byte 0xCF at offset 0)",
         ),
         ("mixed.txt", "café ok, then ".encode() + b"\xe9 broken", "is not UTF-8 (byte 0xE9 at offset 15)"),
-        ("data.xyz", b"text", "unsupported file type .xyz; supported: .htm, .html, .json"),
+        ("data.xyz", b"text", "unsupported file type .xyz; supported: .docx, .htm, .html, .json"),
         ("README", b"text", "unsupported file without an extension"),
         ("code-only.md", b"```\nprint(1)\n```\n![img](x.png)\n", "has no text after cleaning"),
     ],
@@ -516,7 +516,7 @@ def test_duplicate_ids_keep_first(tmp_path: Path) -> None:
 def test_parse_bytes_upload() -> None:
     post = only_post(parse_bytes("notes.md", b"---\ntitle: Up\n---\nUploaded text.", collection="uploads"))
     assert (post.source, post.title, post.collection, post.post_id) == ("notes.md", "Up", "uploads", "notes")
-    assert str(parse_bytes("x.pdf", b"%PDF").errors[0]).startswith("x.pdf: unsupported file type .pdf")
+    assert str(parse_bytes("x.doc", b"\xd0\xcf").errors[0]).startswith("x.doc: unsupported file type .doc")
     assert parse_bytes("big.txt", b"y" * 100, max_file_bytes=10).errors[0].message.startswith("is 0.0 MB")
     assert parse_bytes("e.txt", b"").errors[0].message == "is empty"
 
@@ -608,7 +608,8 @@ def test_slugify() -> None:
 
 
 def test_supported_suffixes() -> None:
-    assert {".txt", ".md", ".markdown", ".html", ".htm", ".json", ".jsonl"} == SUPPORTED_SUFFIXES
+    text = {".txt", ".md", ".markdown", ".html", ".htm", ".json", ".jsonl"}
+    assert text | {".xml", ".zip", ".pdf", ".docx"} == SUPPORTED_SUFFIXES  # exports, PDF, Word
 
 
 # Links, special files and names (issue #11) ---------------------------------------------------------------

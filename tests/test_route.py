@@ -342,6 +342,7 @@ def test_chat_shows_the_route_and_the_override_asks_again(app_env, monkeypatch):
         monkeypatch.setenv("INKWELL_MAX_RETRIES", "0")
         server.chat("In February.").chat("In February, while they sleep.").chat("No trains there.")
         at = open_app()
+        at.sidebar.toggle(key="show_details").set_value(True).run()  # routing is the owner's detail
         at.chat_input[0].set_value(CLEAR).run()
         assert not at.exception and not at.error
         reply = at.chat_message[1]

@@ -108,9 +108,15 @@ class Suggestion:
     post_id: str
     title: str
     relevance: float
+    url: str = ""  # the post's address on the blog ("" when unknown)
 
     def to_json(self) -> dict:
-        return {"post_id": self.post_id, "title": self.title, "relevance": round(self.relevance, 6)}
+        return {
+            "post_id": self.post_id,
+            "title": self.title,
+            "relevance": round(self.relevance, 6),
+            "url": self.url,
+        }
 
 
 @dataclass
@@ -250,7 +256,7 @@ def suggest(hits: Sequence[Hit], limit: int = SUGGESTIONS) -> list[Suggestion]:
     for hit in hits:
         current = best.get(hit.post_id)
         if current is None:
-            best[hit.post_id] = Suggestion(hit.post_id, hit.title, float(hit.relevance))
+            best[hit.post_id] = Suggestion(hit.post_id, hit.title, float(hit.relevance), hit.url)
         elif hit.relevance > current.relevance:
             current.relevance = float(hit.relevance)
     return sorted(best.values(), key=lambda s: s.relevance, reverse=True)[:limit]

@@ -75,6 +75,7 @@ import numpy as np
 from core.answer.quotable import content_words, light_words, readable, sentence_units, share
 from core.embed import Embedder, embed_query, passage_vectors, relevance_scale, rescale
 from core.models import Hit
+from core.text.fragments import fragment_link
 
 # Candidates: sentences of the best MAX_HITS hits; past MAX_CANDIDATES the ones with the best cheap
 # score (coverage, heading, hit) are embedded, so one batch stays small (MiniLM: ~5 ms a sentence on
@@ -135,6 +136,12 @@ class Quote:
     # How it follows the quote before it in the passage: "space" (the same line), "line" (the next line
     # of a list), "paragraph" (the next paragraph), "" (first of its passage).
     joined: str = ""
+    url: str = ""  # the post's address on the blog ("" when unknown)
+
+    @property
+    def link(self) -> str:
+        """The post's page opened at this sentence (a text-fragment link); "" without an address."""
+        return fragment_link(self.url, self.text)
 
     def to_json(self) -> dict:
         return {
@@ -147,6 +154,8 @@ class Quote:
             "score": round(self.score, 4),
             "similarity": round(self.similarity, 4),
             "joined": self.joined,
+            "url": self.url,
+            "link": self.link,
         }
 
 
@@ -312,6 +321,7 @@ def extract_answer(
                 float(scores[k]) if k is not None else 0.0,
                 float(similarity[k]) if k is not None else 0.0,
                 joined,
+                hit.url,
             )
         )
     return ExtractiveAnswer(

@@ -69,6 +69,8 @@ class Source:
     relevance: float
     collection: str = ""
     date: str = ""
+    url: str = ""  # the post's address on the blog ("" when unknown)
+    link: str = ""  # the address opened at the sentences quoted from it (quoted replies; else the url)
 
     def to_json(self) -> dict:
         return {
@@ -77,6 +79,8 @@ class Source:
             "relevance": round(float(self.relevance), 6),
             "collection": self.collection,
             "date": self.date,
+            "url": self.url,
+            "link": self.link or self.url,
         }
 
 
@@ -84,12 +88,12 @@ class Source:
 
 
 def system_prompt(settings: Settings, prompt_template: str | None = None) -> str:
-    """The persona rules with the author's name and description filled in.
+    """The persona rules with the author's name and description filled in: `prompt_template`, else the
+    owner's `settings.persona_prompt`, else DEFAULT_PROMPT_TEMPLATE.
 
-    A custom `prompt_template` may use `{author_name}` and `{author_description}`; other braces are kept
-    as written.
+    A template may use `{author_name}` and `{author_description}`; other braces are kept as written.
     """
-    template = prompt_template or DEFAULT_PROMPT_TEMPLATE
+    template = prompt_template or settings.persona_prompt or DEFAULT_PROMPT_TEMPLATE
     return template.replace("{author_name}", settings.author_name).replace(
         "{author_description}", settings.author_description
     )
@@ -222,7 +226,9 @@ def sources_of(hits: list[Hit]) -> list[Source]:
     for hit in hits:
         current = best.get(hit.post_id)
         if current is None:
-            best[hit.post_id] = Source(hit.post_id, hit.title, float(hit.relevance), hit.collection, hit.date)
+            best[hit.post_id] = Source(
+                hit.post_id, hit.title, float(hit.relevance), hit.collection, hit.date, hit.url
+            )
         elif hit.relevance > current.relevance:
             current.relevance = float(hit.relevance)
     return sorted(best.values(), key=lambda s: s.relevance, reverse=True)

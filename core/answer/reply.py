@@ -42,7 +42,8 @@ from core.config import ANSWER_MODES, Settings
 from core.embed import Embedder, cross_lingual
 from core.llm import LLMError
 from core.models import Hit
-from core.text import detect_language, language_name, languages_differ
+from core.text import UNDETERMINED, detect_language, language_name, languages_differ
+from core.text.fragments import fragment_link
 
 # The fixed replies, per question language (English when the language is not listed or not known).
 # A fixed sentence is the author's frame, not a claim about the world, so translating it invents nothing.
@@ -97,6 +98,17 @@ def phrase(table: dict[str, str], question: str) -> str:
     return table.get(detect_language(question), table["en"])
 
 
+def decline_replies(settings: Settings) -> dict[str, str]:
+    """The fixed "haven't written about that" replies by question language: the owner's own text
+    (`settings.decline_text`) takes the place of the built-in one in the language it is written in
+    (English when that cannot be told), so readers asking in that language get the author's words."""
+    own = settings.decline_text.strip()
+    if not own:
+        return NO_ANSWER
+    language = detect_language(own)
+    return {**NO_ANSWER, ("en" if language == UNDETERMINED else language): own}
+
+
 @dataclass
 class Reply:
     """What the reader gets for one question. Iterate for the text; `text` holds it afterwards."""
@@ -137,9 +149,14 @@ class Reply:
 
     @property
     def sources(self) -> list[Source]:
+        """The cited posts, best first; a quoted reply's each with a link opening its quoted sentences."""
         if self.mode == "generative" and self.stream is not None:
             return self.stream.sources
-        return sources_of(self.used_hits)
+        sources = sources_of(self.used_hits)
+        for source in sources:
+            quoted = [q.text for q in self.quotes if q.post_id == source.post_id]
+            source.link = fragment_link(source.url, quoted)
+        return sources
 
     @property
     def called_model(self) -> bool:
@@ -253,7 +270,7 @@ def reply(
         )  # fmt: skip
     if not verdict.answer:
         return Reply(
-            question, "none", verdict, hits, extracted, text=phrase(NO_ANSWER, question),
+            question, "none", verdict, hits, extracted, text=phrase(decline_replies(settings), question),
             suggestions=verdict.suggestions, _started=started,
         )  # fmt: skip
     if chosen == "generative" and settings.grounding == "auto" and _unchecked(question, hits, embedder):

@@ -57,6 +57,7 @@ def ask(
     answers the question.
     """
     from core.answer import skipped_note, take_turn
+    from core.answer.owner import with_owner
     from core.answer.record import record
     from core.embed import embedder_for_store
     from core.llm import describe_llm
@@ -73,6 +74,7 @@ def ask(
     )
     question = checked_question(question, settings)  # empty or over-long: refused before any work
     store = Store(settings.data_dir)
+    settings = with_owner(settings, store)  # the persona and decline text saved on the Settings page
     embedder = embedder_for_store(settings, store.model_id())
     turn = take_turn(
         question, settings, store=store, embedder=embedder, collections=list(collections) or None
@@ -125,7 +127,7 @@ def _explain(answered: Any, settings: Any) -> None:
         if answered.suggestions:
             echo("The closest posts:", bold=True)
             for post in answered.suggestions:
-                echo(f"  - {post.title} ({post.post_id})")
+                echo(f"  - {post.title} ({post.post_id})" + (f" {post.url}" if post.url else ""))
         return
     if answered.mode == "extractive":
         echo("The author's own sentences, quoted from the posts below (no model wrote them).", err=True)
@@ -154,4 +156,6 @@ def _explain(answered: Any, settings: Any) -> None:
     if answered.sources:
         echo("Sources:", bold=True)
         for source in answered.sources:
-            echo(f"  - {source.title} ({source.post_id})")
+            # With an address: the link that opens the post at the sentences quoted from it.
+            link = source.link or source.url
+            echo(f"  - {source.title} ({source.post_id})" + (f" {link}" if link else ""))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -31,6 +32,12 @@ from core.prepare import LLMPrepOptions, prepare_posts
 @click.option("--collection", help="Put every post in this collection (default: front matter or top folder).")
 @click.option("--title", help="Title for text read from standard input (PATH '-').")
 @click.option("--force", is_flag=True, help="Re-process posts even when unchanged.")
+@click.option(
+    "--include-drafts",
+    is_flag=True,
+    help="Blog exports (WordPress, Ghost, Substack, Medium): also read drafts, scheduled and private posts.",
+)
+@click.option("--include-pages", is_flag=True, help="Blog exports: also read pages (About, Contact…).")
 @click.option(
     "--replace",
     is_flag=True,
@@ -62,6 +69,8 @@ def ingest(
     collection: str | None,
     title: str | None,
     force: bool,
+    include_drafts: bool,
+    include_pages: bool,
     replace: bool,
     strategy: str | None,
     chunk_tokens: int | None,
@@ -76,8 +85,9 @@ def ingest(
     as_json: bool,
     data_dir: str | None,
 ) -> None:
-    """Ingest files and folders (.md .txt .html .json .jsonl, bundles); '-' reads one post from stdin;
-    a web address (a feed, sitemap, site or page) is read and remembered for `inkwell sync`.
+    """Ingest files and folders (.md .txt .html .json .jsonl .pdf .docx, bundles; WordPress .xml, Ghost
+    .json, Substack and Medium .zip exports); '-' reads one post from stdin; a web address (a feed,
+    sitemap, site or page) is read and remembered for `inkwell sync`.
 
     Idempotent: unchanged posts are skipped and unchanged chunks are never embedded again. The LLM
     options (at most two requests per post, replies cached) use the configured chat model.
@@ -85,7 +95,7 @@ def ingest(
     from core.cli.ingest import dry_run_lines, outcome_lines
     from core.cli.sources import ingest_web, is_web_address
     from core.ingest import ingest_posts
-    from core.parse import parse_paths, parse_text
+    from core.parse import ImportOptions, parse_paths, parse_text
     from core.prepare import LLMPrepOptions
 
     llm = LLMPrepOptions(rewrite, llm_chunks, llm_keywords, llm_concurrency)
@@ -102,7 +112,8 @@ def ingest(
     if urls and len(urls) == len(paths):
         sys.exit(0 if web_ok else 1)
     files = [p for p in paths if p != "-" and p not in urls]
-    parsed = parse_paths(files, collection=collection)
+    options = ImportOptions(include_drafts=include_drafts, include_pages=include_pages)
+    parsed = parse_paths(files, collection=collection, options=options)
     if "-" in paths:
         if not title:
             raise click.UsageError("reading a post from standard input needs --title")
@@ -175,12 +186,31 @@ def finish_report(report: Any, as_json: bool) -> None:
 
 
 @command(main, "export")
-@click.argument("path", type=click.Path(dir_okay=False, writable=True))
-def export_cmd(path: str, data_dir: str | None) -> None:
-    """Write every chunk to PATH in NUMAIN's chunks.json format."""
+@click.argument("path", type=click.Path(writable=True))
+@click.option(
+    "--static",
+    "static",
+    is_flag=True,
+    help="Write a static site to the folder PATH instead: a page that answers readers in the browser "
+    "alone (docs/static.md).",
+)
+@click.option("--json", "as_json", is_flag=True, help="With --static: print the report (sizes) as JSON.")
+def export_cmd(path: str, static: bool, as_json: bool, data_dir: str | None) -> None:
+    """Write every chunk to PATH in NUMAIN's chunks.json format, or with --static a static site."""
     from core.ingest import write_export
     from core.store import Store
 
+    if static:
+        from core.publish import export_static
+
+        report = export_static(settings_for(data_dir), path)
+        if as_json:
+            print_json(report.to_json())
+        else:
+            echo(report.summary())
+        return
+    if Path(path).is_dir():
+        raise click.BadParameter(f"{path!r} is a folder (a static site needs --static)", param_hint="PATH")
     count = write_export(Store(settings_for(data_dir).data_dir), path)
     echo(f"exported {count} chunks to {path}")
 

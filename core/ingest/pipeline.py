@@ -9,6 +9,7 @@ leaves no partial post.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -34,6 +35,7 @@ from core.ingest.report import IngestReport, PostOutcome, Progress
 from core.ingest.timed import POST_TIME_LIMIT, TimedEmbedder
 from core.models import Chunk, ParseError, Post
 from core.parse import parse_paths
+from core.parse.addresses import permalink_url, resolve_url
 from core.store import CommitConflictError, Store, StoreError
 
 if TYPE_CHECKING:
@@ -66,9 +68,27 @@ def post_hash(post: Post, settings: Settings, llm: dict | None = None) -> str:
             settings.fixed_overlap,
         ],
     }
+    address = post_address(post, settings)
+    if address:  # only then: the posts stored before addresses existed stay current
+        payload["url"] = address
     if llm is not None:
         payload["llm"] = llm
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def post_address(post: Post, settings: Settings) -> str:
+    """The address stored for a post: its own (a root path joined to `site_url`), else the one the
+    site's permalink pattern gives it, else ""."""
+    own = resolve_url(post.url, settings.site_url)
+    if own:
+        return own
+    return permalink_url(
+        settings.site_url,
+        settings.permalink,
+        post_id=post.post_id,
+        date=post.date,
+        collection=post.collection,
+    )
 
 
 def prepare_chunks(
@@ -260,6 +280,17 @@ def ingest_posts(
                 )
                 continue
             replaced[post.post_id] = state.source
+        address = post_address(post, settings)
+        if post.url and not address:
+            report.warnings.append(
+                ParseError(
+                    post.source,
+                    f"post {post.title!r}: its address {post.url!r} is a path on the site, but no site URL "
+                    "is set (INKWELL_SITE_URL); stored without an address",
+                )
+            )
+        if address != post.url:  # what is stored: the address resolved or built (the caller's post kept)
+            post = dataclasses.replace(post, url=address)
         todo.append((post, digest, "updated" if state is not None else "new"))
 
     total = len(unique)
@@ -442,6 +473,7 @@ def _write_window(
                 "n_chunks": len(chunks),
                 "ingested_at": now,
                 "terms": sorted(terms[post.post_id]),
+                "url": post.url,
             }
         )
         outcomes.append(PostOutcome(post.post_id, post.title, post.source, status, len(chunks)))

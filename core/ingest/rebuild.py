@@ -18,7 +18,8 @@ REBUILDABLE_FORMATS = ("text", "markdown")
 
 
 def rebuild_post(row: dict) -> Post:
-    """A stored post rebuilt from its raw text with the same id, title, collection, date, tags and source.
+    """A stored post rebuilt from its raw text with the same id, title, collection, date, tags, source
+    and address.
 
     Raises ValueError when its format can't be rebuilt from the raw text alone.
     """
@@ -34,8 +35,12 @@ def rebuild_post(row: dict) -> Post:
         "date": row.get("date") or "",
         "tags": list(row.get("tags") or []),
         "source": row.get("source") or "",
+        "url": row.get("url") or "",  # as stored: the file's, the site pattern's or the owner's edit
     }
-    if fmt in REBUILDABLE_FORMATS:
+    # Posts of blog exports, PDFs and Word files keep an HTML body or plain text as their raw, which
+    # parse_text reads as their parser did (a .html file's raw is a whole page, read differently).
+    from_export = fmt == "html" and PurePath(keep["source"]).suffix.lower() not in (".html", ".htm")
+    if fmt in REBUILDABLE_FORMATS or from_export:
         return parse_text(raw, keep["title"], format=fmt, **{k: v for k, v in keep.items() if k != "title"})
     # Files whose parser differs from parse_text's (HTML pages, chunks.json): parse the raw text as that file.
     name = PurePath(keep["source"]).name

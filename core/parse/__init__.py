@@ -6,12 +6,14 @@ process under a time limit (isolate, worker), problems reported per file, never 
 from __future__ import annotations
 
 from core.parse.fields import FORMATS, slugify
+from core.parse.options import ImportOptions
 from core.parse.reader import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, parse_bytes, parse_paths, parse_text
 
 __all__ = [
     "FORMATS",
     "MAX_FILE_BYTES",
     "SUPPORTED_SUFFIXES",
+    "ImportOptions",
     "parse_bytes",
     "parse_paths",
     "parse_text",

@@ -18,6 +18,7 @@ import frontmatter
 import yaml
 
 from core.models import Block, ParseError, Post
+from core.parse.addresses import checked_url
 from core.parse.clean import (
     html_article,
     html_fragment_to_blocks,
@@ -26,6 +27,7 @@ from core.parse.clean import (
     text_to_blocks,
     visible,
 )
+from core.parse.options import ImportOptions
 
 DEFAULT_COLLECTION = "writings"
 FORMATS = ("text", "markdown", "html")
@@ -49,6 +51,7 @@ class Context:
     folder_collection: str
     errors: list[ParseError] = field(default_factory=list)
     warnings: list[ParseError] = field(default_factory=list)
+    options: ImportOptions = field(default_factory=ImportOptions)
 
     def collection(self, own: Any = None) -> str:
         for choice in (self.forced_collection, own, self.folder_collection):
@@ -83,6 +86,7 @@ def make_post(
     tags: list[str] | None = None,
     collection: Any = None,
     where: str = "",
+    url: str = "",
 ) -> Post | None:
     if not any(not b.heading for b in blocks):
         if not visible(raw):
@@ -100,7 +104,25 @@ def make_post(
         date=date,
         tags=tags or [],
         format=fmt,
+        url=url,
     )
+
+
+# Where posts give their own address: front matter (Jekyll, Hugo, Eleventy), JSON exports.
+URL_KEYS = ("url", "permalink", "canonical_url", "link")
+
+
+def given_url(ctx: Context, values: Any, where: str = "") -> str:
+    """The first usable address among `values` (core/parse/addresses.py); each unusable one is
+    reported as a warning and skipped."""
+    for value in values:
+        url, problem = checked_url(value)
+        if url:
+            return url
+        if problem:
+            shown_value = " ".join(str(value).split())[:80]
+            ctx.warn(f"{where}address {shown_value!r} {problem}; ignored")
+    return ""
 
 
 def to_blocks(text: str, fmt: str) -> list[Block]:

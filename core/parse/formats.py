@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.models import Block, Post, PreChunk
+from core.parse.addresses import page_urls
 from core.parse.clean import (
     html_article,
     markdown_title,
@@ -18,6 +19,7 @@ from core.parse.clean import (
 )
 from core.parse.fields import (
     FORMATS,
+    URL_KEYS,
     BadInput,
     Context,
     as_date,
@@ -26,6 +28,7 @@ from core.parse.fields import (
     first_heading,
     front_matter,
     given_id,
+    given_url,
     iso_day,
     looks_like_title,
     make_post,
@@ -35,11 +38,14 @@ from core.parse.fields import (
     title_from_text,
     to_blocks,
 )
+from core.parse.ghost import is_ghost_export, parse_ghost
 
 _MAX_LINE_ERRORS = 10  # per .jsonl file; beyond that one summary error
 _START_RE = re.compile(r"^\s*={3,}\s*POST\s+START\s*:?\s*(?P<title>.*?)\s*={3,}\s*$", re.IGNORECASE)
 _END_RE = re.compile(r"^\s*={3,}\s*POST\s+END\b[^=]*={3,}\s*$", re.IGNORECASE)
 _TEXT_KEYS = ("text", "content", "body")
+# A bundle post's optional first line: its address on the blog.
+_URL_LINE_RE = re.compile(r"^\s*URL\s*:\s*(?P<url>.*?)\s*$", re.IGNORECASE)
 # Unmistakable markdown (or HTML, which the markdown reader strips) in a JSON post's text.
 _MARKDOWN_SIGNS = re.compile(
     r"^ {0,3}(?:#{1,6} \S|```|~~~|> \S|[-*+] \S.*\n {0,3}[-*+] \S)"  # heading, fence, quote, 2-item list
@@ -78,8 +84,9 @@ def _markdown_post(
     fallback_date: str = "",
     title: str = "",
     where: str = "",
+    url: str = "",
 ) -> Post | None:
-    """A markdown post with optional front matter; `title` (a bundle marker's) beats the front matter's."""
+    """A markdown post with optional front matter; `title` and `url` (a bundle's) beat the front matter's."""
     try:
         meta, body = front_matter(text)
     except BadInput as exc:
@@ -104,6 +111,7 @@ def _markdown_post(
         collection=meta.get("collection"),
         fmt="markdown",
         where=where,
+        url=url or given_url(ctx, (meta.get(key) for key in URL_KEYS), where),
     )
 
 
@@ -118,6 +126,7 @@ def _parse_html(ctx: Context, text: str) -> list[Post]:
         post_id=slug_id(ctx.stem),
         date=iso_day(date) or name_date,
         fmt="html",
+        url=given_url(ctx, page_urls(text)),
     )
     return [post] if post else []
 
@@ -129,6 +138,8 @@ def _parse_json(ctx: Context, text: str) -> list[Post]:
         raise BadInput(f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:
         raise BadInput("is JSON nested too deeply to read") from None
+    if is_ghost_export(data):
+        return parse_ghost(ctx, data)
     if isinstance(data, dict) and isinstance(data.get("posts"), list):
         data = data["posts"]
     if isinstance(data, dict):
@@ -201,6 +212,7 @@ def _json_post(ctx: Context, obj: dict[str, Any], where: str) -> Post | None:
         collection=obj.get("collection"),
         fmt=fmt,
         where=where,
+        url=given_url(ctx, (obj.get(key) for key in URL_KEYS), where),
     )
 
 
@@ -266,16 +278,29 @@ def _parse_bundle(ctx: Context, text: str, fmt: str) -> list[Post]:
     for number, (title, line, raw) in enumerate(_bundle_segments(ctx, text), 1):
         where = f"post {title or number!r} (line {line}): "
         title = shown(title) or f"{name_parts(ctx.stem)[1]} {number}"
+        raw, given = _url_line(raw)
+        url = given_url(ctx, [given], where)
         if fmt == "markdown":  # each segment may carry its own front matter
             post = _markdown_post(
-                ctx, raw, title=title, fallback_title=title, fallback_id=slug_id(title), where=where
+                ctx, raw, title=title, fallback_title=title, fallback_id=slug_id(title), where=where, url=url
             )
         else:
             blocks = text_to_blocks(raw)
-            post = make_post(ctx, blocks, raw=raw, title=title, post_id=slug_id(title), fmt=fmt, where=where)
+            post = make_post(
+                ctx, blocks, raw=raw, title=title, post_id=slug_id(title), fmt=fmt, where=where, url=url
+            )
         if post:
             posts.append(post)
     return posts
+
+
+def _url_line(body: str) -> tuple[str, str]:
+    """(the body without it, the address) when a bundle post's first line is `URL: <address>`."""
+    first, _, rest = body.lstrip("\n").partition("\n")
+    match = _URL_LINE_RE.match(first)
+    if match is None:
+        return body, ""
+    return rest.strip("\n"), match.group("url")
 
 
 def _bundle_segments(ctx: Context, text: str) -> list[tuple[str, int, str]]:

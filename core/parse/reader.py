@@ -14,7 +14,16 @@ Formats, by file suffix:
   export: its chunks are grouped into one post per `source` and kept exactly as cut.
 - `.jsonl`: one such object per line (e.g. BEIR corpora); a bad line is reported, the rest is read.
 - `.txt` and `.md` files may be bundles: many posts between `=== POST START: <title> ===` and
-  `=== POST END ===` lines.
+  `=== POST END ===` lines; a post's first line may be `URL: <its address>`.
+- Blog-platform exports, many posts each, with their addresses (`Post.url`), tags and slugs as ids:
+  WordPress `.xml` (WXR; core/parse/wxr.py), Ghost `.json` (core/parse/ghost.py), Substack and Medium
+  `.zip` (core/parse/substack.py, medium.py; zips read by core/parse/safezip.py). Published posts only
+  unless `ImportOptions` asks for drafts or pages.
+- `.pdf` (core/parse/pdf.py) and `.docx` (core/parse/word.py): one post each, titled by their metadata.
+
+Addresses (`Post.url`, core/parse/addresses.py): front matter or JSON `url`, `permalink`,
+`canonical_url` or `link`; an HTML page's `<link rel="canonical">` or `og:url`. Only http(s) addresses
+and paths from the site's root are kept; another value is reported as a warning and left out.
 
 Post ids: a given id (front matter `id`/`slug`, JSON `id`) is kept as written; otherwise bundle
 posts use the slug of their title and files the slug of their name. `Post.raw` holds that post's
@@ -51,11 +60,14 @@ from pathlib import Path
 from typing import Any
 
 from core.models import ParseError, ParseResult, Post
+from core.parse.addresses import checked_url
+from core.parse.binary import BYTE_PARSERS
 from core.parse.clean import normalise_newlines, shown, visible
 from core.parse.decode import decode
 from core.parse.fields import (
     DEFAULT_COLLECTION,
     FORMATS,
+    URL_KEYS,
     BadInput,
     Context,
     as_tags,
@@ -69,8 +81,11 @@ from core.parse.fields import (
 )
 from core.parse.formats import PARSERS
 from core.parse.isolate import FILE_TIME_LIMIT, InputCrash, InputTimeout, run
+from core.parse.options import ImportOptions
 
-SUPPORTED_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".html", ".htm", ".json", ".jsonl"})
+SUPPORTED_SUFFIXES = frozenset(
+    {".txt", ".md", ".markdown", ".html", ".htm", ".json", ".jsonl", *BYTE_PARSERS}
+)
 MAX_FILE_BYTES = 20 * 1024 * 1024
 _MB = 1024 * 1024
 _SUPPORTED_LIST = ", ".join(sorted(SUPPORTED_SUFFIXES))
@@ -88,13 +103,16 @@ def parse_paths(
     *,
     max_file_bytes: int = MAX_FILE_BYTES,
     time_limit: float | None = FILE_TIME_LIMIT,
+    options: ImportOptions | None = None,
 ) -> ParseResult:
     """Parse files and folders (walked recursively, in sorted order, hidden entries skipped).
 
     Collection: `collection` if given, else the post's own (front matter, JSON), else the first
     folder below a given folder (`posts/books/x.md` → "books"), else "writings". Each file is parsed
     in the reader child process within `time_limit` seconds (None: in this process, no limit).
+    `options` say what blog-platform exports yield beside published posts (drafts, pages).
     """
+    options = options or ImportOptions()
     if isinstance(paths, str | Path):
         paths = [paths]
     result = ParseResult()
@@ -125,7 +143,7 @@ def parse_paths(
             if resolved in seen:  # the same file named twice (a folder and a file inside it)
                 continue
             seen.add(resolved)
-            job = ("file", (str(path), str(path), collection, folder_collection, max_file_bytes))
+            job = ("file", (str(path), str(path), collection, folder_collection, max_file_bytes, options))
             result.extend(_isolated(job, str(path), time_limit))
     return _dedupe(result)
 
@@ -137,9 +155,11 @@ def parse_bytes(
     *,
     max_file_bytes: int = MAX_FILE_BYTES,
     time_limit: float | None = FILE_TIME_LIMIT,
+    options: ImportOptions | None = None,
 ) -> ParseResult:
     """Parse one uploaded file; `name` (its file name) picks the format and names errors."""
-    return _dedupe(_isolated(("bytes", (name, data, collection, max_file_bytes)), name, time_limit))
+    job = ("bytes", (name, data, collection, max_file_bytes, options or ImportOptions()))
+    return _dedupe(_isolated(job, name, time_limit))
 
 
 def parse_text(
@@ -152,11 +172,14 @@ def parse_text(
     format: str = "text",
     tags: Iterable[str] = (),
     source: str = "pasted text",
+    url: str = "",
     time_limit: float | None = FILE_TIME_LIMIT,
 ) -> Post:
     """One post from pasted text. Raises ValueError with a readable message if it cannot be used
-    (also when it takes longer than `time_limit` seconds to parse)."""
+    (also when it takes longer than `time_limit` seconds to parse). `url`, the post's address (else
+    markdown front matter's), must be an http(s) address or a path from the site's root."""
     options = {
+        "url": url,
         "collection": collection,
         "date": date,
         "post_id": post_id,
@@ -184,6 +207,7 @@ def _parse_text_here(
     format: str = "text",
     tags: Iterable[str] = (),
     source: str = "pasted text",
+    url: str = "",
 ) -> Post:
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
@@ -207,6 +231,11 @@ def _parse_text_here(
         pid = given_id(post_id) if post_id not in (None, "") else slug_id(title)
     except BadInput as exc:
         raise ValueError(str(exc)) from None
+    address, problem = checked_url(url)
+    if problem:
+        raise ValueError(f"the address {url.strip()[:80]!r} {problem}")
+    if not address:  # the front matter's, when usable
+        address = next((a for a, _ in map(checked_url, (meta.get(k) for k in URL_KEYS)) if a), "")
     return Post(
         post_id=pid,
         title=title,
@@ -217,6 +246,7 @@ def _parse_text_here(
         date=date,
         tags=as_tags(list(tags)),
         format=format,
+        url=address,
     )
 
 
@@ -255,22 +285,30 @@ def _run_here(job: tuple) -> Any:
 
 
 def _read_file(
-    source: str, path: str, collection: str | None, folder_collection: str, max_file_bytes: int
+    source: str,
+    path: str,
+    collection: str | None,
+    folder_collection: str,
+    max_file_bytes: int,
+    options: ImportOptions,
 ) -> ParseResult:
     result = ParseResult()
-    ctx = Context(source, Path(path), collection, folder_collection)
+    ctx = Context(source, Path(path), collection, folder_collection, options=options)
     _parse_one(ctx, lambda: _read(Path(path), max_file_bytes), result)
     return result
 
 
-def _read_upload(name: str, data: bytes, collection: str | None, max_file_bytes: int) -> ParseResult:
+def _read_upload(
+    name: str, data: bytes, collection: str | None, max_file_bytes: int, options: ImportOptions
+) -> ParseResult:
     def read() -> bytes:
         if len(data) > max_file_bytes:
             raise BadInput(_too_big(len(data), max_file_bytes))
         return data
 
     result = ParseResult()
-    _parse_one(Context(display_path(name), Path(name), collection, DEFAULT_COLLECTION), read, result)
+    ctx = Context(display_path(name), Path(name), collection, DEFAULT_COLLECTION, options=options)
+    _parse_one(ctx, read, result)
     return result
 
 
@@ -288,15 +326,13 @@ def _parse_one(ctx: Context, read: Callable[[], bytes], result: ParseResult) -> 
         if suffix not in SUPPORTED_SUFFIXES:
             kind = f"file type {suffix}" if suffix else "file without an extension"
             raise BadInput(f"unsupported {kind}; supported: {_SUPPORTED_LIST}")
-        text = decode(read(), ctx)
-        # Every parser reads lines ending in \n (front matter is found by its lines, and old Macs end
-        # them with \r); a post that is the whole file keeps the file's own line ends as its raw.
-        lines = normalise_newlines(text)
-        posts = PARSERS[suffix](ctx, lines)
-        for post in posts:
-            if post.raw is lines:
-                post.raw = text
-        result.posts.extend(posts)
+        data = read()
+        if suffix in BYTE_PARSERS:  # archives, PDF, Word, XML: their parsers read the bytes
+            if not data.strip():
+                raise BadInput("is empty")
+            result.posts.extend(BYTE_PARSERS[suffix](ctx, data))
+        else:
+            result.posts.extend(_parse_decoded(ctx, suffix, decode(data, ctx)))
     except BadInput as exc:
         ctx.error(str(exc))
     except RecursionError:
@@ -307,6 +343,17 @@ def _parse_one(ctx: Context, read: Callable[[], bytes], result: ParseResult) -> 
         ctx.error(f"could not be read ({_one_line(f'{type(exc).__name__}: {exc}')})")
     result.errors.extend(ctx.errors)
     result.warnings.extend(ctx.warnings)
+
+
+def _parse_decoded(ctx: Context, suffix: str, text: str) -> list[Post]:
+    # Every parser reads lines ending in \n (front matter is found by its lines, and old Macs end
+    # them with \r); a post that is the whole file keeps the file's own line ends as its raw.
+    lines = normalise_newlines(text)
+    posts = PARSERS[suffix](ctx, lines)
+    for post in posts:
+        if post.raw is lines:
+            post.raw = text
+    return posts
 
 
 def _one_line(text: str, limit: int = 200) -> str:

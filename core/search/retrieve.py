@@ -103,6 +103,7 @@ def to_hit(row: dict, rank: int, scale: tuple[float, float] = (0.0, 1.0)) -> Hit
         relevance=relevance,
         rank=rank,
         date=row.get("date") or "",
+        url=row.get("url") or "",
     )
 
 

@@ -1,5 +1,5 @@
 """LanceDB storage: the `chunks` and `posts` tables and their writes (tables), reads and searches (reads),
-the change log and undo (changes), their indices (index), small tables searched in memory (memory),
+the change log and undo (changes), the owner's saved settings (settings), their indices (index), small tables searched in memory (memory),
 schemas (schema), retried commits (commit) and crash points for tests (faults)."""
 
 from __future__ import annotations

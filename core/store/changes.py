@@ -106,13 +106,16 @@ class Undone:
     removed: list[str]  # posts the change had added, now gone again
 
 
-def fingerprint(content_hash: str | None, chunks: Iterable[tuple[str, str]]) -> str | None:
-    """A post's state in one string, `<row part>:<chunks part>`: its row's content hash and its chunks
-    (id, embed hash), each hashed; None for a post with neither a row nor chunks."""
+def fingerprint(content_hash: str | None, chunks: Iterable[tuple[str, str]], url: str = "") -> str | None:
+    """A post's state in one string, `<row part>:<chunks part>`: its row's content hash (and address,
+    which an owner edits alone) and its chunks (id, embed hash), each hashed; None for a post with
+    neither a row nor chunks. A post without an address hashes as before addresses existed, so the
+    fingerprints logged then still compare."""
     pairs = sorted(chunks)
     if content_hash is None and not pairs:
         return None
-    row = hashlib.sha256((content_hash or "-").encode()).hexdigest()[:16]
+    row_state = (content_hash or "-") + (f"\0{url}" if url else "")
+    row = hashlib.sha256(row_state.encode()).hexdigest()[:16]
     digest = hashlib.sha256()
     for chunk_id, embed_hash in pairs:
         digest.update(f"\0{chunk_id}\0{embed_hash or ''}".encode())
@@ -137,11 +140,21 @@ def _fingerprints_of(
 ) -> dict[str, str | None]:
     """Each post's fingerprint from its post row (`content_hash`) and chunk rows (`chunk_id`,
     `embed_hash`)."""
-    hashes = {r["post_id"]: r["content_hash"] for r in post_rows}
+    rows = {r["post_id"]: r for r in post_rows}
     pairs: dict[str, list[tuple[str, str]]] = {}
     for row in chunk_rows:
         pairs.setdefault(row["post_id"], []).append((row["chunk_id"], row["embed_hash"]))
-    return {p: fingerprint(hashes.get(p), pairs.get(p, [])) for p in post_ids}
+    return {
+        p: fingerprint(
+            rows[p]["content_hash"] if p in rows else None, pairs.get(p, []), rows.get(p, {}).get("url") or ""
+        )
+        for p in post_ids
+    }
+
+
+def _present(table: Any | None, columns: Sequence[str]) -> list[str]:
+    """The `columns` the table has (an older version may lack the newer ones)."""
+    return list(columns) if table is None else [c for c in columns if c in table.schema.names]
 
 
 def _batches(ids: Sequence[str]) -> Iterable[list[str]]:
@@ -177,7 +190,7 @@ class ChangeLog:
         chunks = self._table_at(CHUNKS, versions.chunks if versions else -1)
         return _fingerprints_of(
             post_ids,
-            _rows_of(posts, post_ids, ["post_id", "content_hash"]),
+            _rows_of(posts, post_ids, _present(posts, ["post_id", "content_hash", "url"])),
             _rows_of(chunks, post_ids, ["post_id", "chunk_id", "embed_hash"]),
         )
 
@@ -320,7 +333,8 @@ class ChangeLog:
         """The change's posts' rows and chunks (every stored column but the derived ones) as they were
         in the versions it started from."""
         ids = list(change.post_ids)
-        old_posts = _rows_of(self._table_at(POSTS, change.before.posts), ids, POSTS_SCHEMA.names)
+        old_table = self._table_at(POSTS, change.before.posts)
+        old_posts = _rows_of(old_table, ids, _present(old_table, POSTS_SCHEMA.names))
         old_table = self._table_at(CHUNKS, change.before.chunks)
         current = self._open(CHUNKS)
         if old_table is None or current is None:
@@ -331,6 +345,7 @@ class ChangeLog:
     def _put_back(self, change: Change, old_posts: list[dict], old_chunks: list[dict]) -> None:
         """Post rows first, then chunks (see the module docstring for why that order)."""
         where = sql_in("post_id", list(change.post_ids))
+        self.posts  # noqa: B018 (a table from before the newer columns gets them first)
         retry_commit(
             "undo: put back the post rows",
             lambda: self._replace_rows(POSTS, "post_id", old_posts, where, POSTS_SCHEMA),

@@ -71,7 +71,10 @@ class Reads:
         if table is None:
             return []
         columns = ["post_id", "title", "collection", "date", "tags", "source", "format", "n_chunks"]
-        rows = scan(table, [*columns, "ingested_at"]).to_pylist()
+        has_url = "url" in table.schema.names  # a table from before addresses: every post's is ""
+        rows = scan(table, [*columns, "ingested_at", *(["url"] if has_url else [])]).to_pylist()
+        for row in rows:
+            row["url"] = row.get("url") or ""
         return sorted(rows, key=lambda r: (r["collection"] or "", r["date"] or "", r["title"] or ""))
 
     def get_post(self, post_id: str) -> dict | None:
@@ -79,7 +82,14 @@ class Reads:
         if table is None:
             return None
         rows = table.search().where(f"post_id = {sql_str(post_id)}").limit(1).to_list()
-        return rows[0] if rows else None
+        if not rows:
+            return None
+        rows[0]["url"] = rows[0].get("url") or ""  # none in a table from before addresses
+        return rows[0]
+
+    def post_urls(self) -> dict[str, str]:
+        """Each stored post's address (posts without one left out), read once per posts table version."""
+        return post_index(self.key, self._open(POSTS))[1]
 
     def post_states(self) -> dict[str, PostState]:
         """What an ingest needs to skip unchanged posts without reading their text."""
@@ -297,10 +307,14 @@ class Reads:
     # Orphans -----------------------------------------------------------------------------------
 
     def _served(self, rows: list[dict]) -> list[dict]:
-        """The hits whose post has a row: chunks left without one (a write cut off between the two
-        tables, then the post's file removed) are never served."""
-        posts = post_ids_of(self.key, self._open(POSTS))
-        return [row for row in rows if row["post_id"] in posts]
+        """The hits whose post has a row, each with its post's `url` ("" when none): chunks left without
+        one (a write cut off between the two tables, then the post's file removed) are never served.
+        Both come from one read of the posts table per version, so a search reads no more than before."""
+        posts, urls = post_index(self.key, self._open(POSTS))
+        served = [row for row in rows if row["post_id"] in posts]
+        for row in served:
+            row["url"] = urls.get(row["post_id"], "")
+        return served
 
     def orphan_posts(self) -> list[str]:
         """Post ids that have chunks but no post row."""
@@ -329,11 +343,23 @@ def per_version(where: str, what: str, table: Any, compute: Callable[[Any], T]) 
 
 def post_ids_of(where: str, table: Any | None) -> frozenset[str]:
     """The post ids stored in the posts table of data dir `where`, read once per table version."""
+    return post_index(where, table)[0]
+
+
+def post_index(where: str, table: Any | None) -> tuple[frozenset[str], dict[str, str]]:
+    """(the post ids, the addresses of the posts that have one) of the posts table of data dir `where`,
+    read together once per table version."""
     if table is None:
-        return frozenset()
-    return per_version(
-        where, "post_ids", table, lambda t: frozenset(scan(t, ["post_id"])["post_id"].to_pylist())
-    )
+        return frozenset(), {}
+    return per_version(where, "post_index", table, _post_index)
+
+
+def _post_index(table: Any) -> tuple[frozenset[str], dict[str, str]]:
+    if "url" not in table.schema.names:
+        return frozenset(scan(table, ["post_id"])["post_id"].to_pylist()), {}
+    rows = scan(table, ["post_id", "url"])
+    ids, urls = rows["post_id"].to_pylist(), rows["url"].to_pylist()
+    return frozenset(ids), {p: u for p, u in zip(ids, urls, strict=True) if u}
 
 
 def _chunk_counts(table: Any) -> dict[str, int]:

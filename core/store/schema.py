@@ -129,8 +129,13 @@ POSTS_SCHEMA = pa.schema(
         pa.field("ingested_at", pa.string()),
         # Distinct keyword candidates of the post: corpus document frequencies without re-reading text.
         pa.field("terms", pa.list_(pa.string())),
+        # The post's address on the author's blog ("" when unknown). Added after the others: a table made
+        # before it gets it on its next write (Store.posts), and reads of such a table give "".
+        pa.field("url", pa.string()),
     ]
 )
+# The posts columns added since the first schema, with the SQL that fills them in an older table.
+POSTS_ADDED_SQL = {"url": "CAST('' AS STRING)"}
 
 
 def sql_str(value: str) -> str:

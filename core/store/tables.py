@@ -48,6 +48,7 @@ from core.store.schema import (
     META_DIM,
     META_MODEL,
     POSTS,
+    POSTS_ADDED_SQL,
     POSTS_SCHEMA,
     SEARCH_TEXT,
     ModelInfo,
@@ -60,9 +61,10 @@ from core.store.schema import (
     sql_str,
     with_derived,
 )
+from core.store.settings import SavedSettings
 
 
-class Store(Reads, ChangeLog):
+class Store(Reads, ChangeLog, SavedSettings):
     def __init__(self, data_dir: str | Path, read_consistency_seconds: float = 0.0):
         """`data_dir`: a folder or an object-storage URI (core/store/location.py).
 
@@ -101,9 +103,25 @@ class Store(Reads, ChangeLog):
 
     @property
     def posts(self) -> Any:
+        """The posts table to write to: created when missing, given the columns added since a table
+        was made (a commit each, once)."""
         table = self._open(POSTS)
         if table is None:
             table = retry_commit("create the posts table", self._create_posts)
+        if not set(POSTS_ADDED_SQL) <= set(table.schema.names):
+            table = retry_commit("add the new columns to the posts table", self._add_posts_columns)
+        return table
+
+    def _add_posts_columns(self) -> Any:
+        table = self._open(POSTS)
+        missing = {c: sql for c, sql in POSTS_ADDED_SQL.items() if c not in table.schema.names}
+        if missing:
+            # Another writer may have added them first; any other failure shows up below.
+            with contextlib.suppress(Exception):
+                table.add_columns(missing)
+            table = self._open(POSTS)
+            if not set(POSTS_ADDED_SQL) <= set(table.schema.names):
+                raise StoreError(f"could not add {', '.join(missing)} to the posts table")
         return table
 
     def _create_posts(self) -> Any:
@@ -289,6 +307,19 @@ class Store(Reads, ChangeLog):
             return table.update(where=where, values=full).rows_updated > 0
 
         return retry_commit("save the chunk", update)
+
+    def set_post_url(self, post_id: str, url: str, label: str | None = None) -> bool:
+        """Change one post's address (its chunks and vectors untouched), logged as a change (`label`)
+        for undo; False when there is no such post. The caller checks the address."""
+        before = self.versions()
+        table = self.posts
+        where = f"post_id = {sql_str(post_id)}"
+        changed = retry_commit(
+            "save the address", lambda: table.update(where=where, values={"url": url}).rows_updated > 0
+        )
+        if changed:
+            self.log_change(label or f"address of {post_id!r}", before, [post_id])
+        return changed
 
     def delete_posts(self, post_ids: Sequence[str], label: str | None = None) -> int:
         """Delete posts and their chunks, logged as one change (`label`, for undo); returns how many of

@@ -11,7 +11,7 @@ import streamlit as st
 from core.config import Settings
 from core.ingest import IngestReport, ingest_posts
 from core.models import ParseError, ParseResult, Post
-from core.parse import parse_bytes
+from core.parse import ImportOptions, parse_bytes
 from core.store import Change, Store, UndoRefused
 from pages.shared.state import KNOWN_ERRORS, flash, get_embedder_cached, get_store, owner_unlocked
 from pages.shared.text import md_escape, plural
@@ -146,13 +146,16 @@ def show_report(report: IngestReport) -> None:
             st.warning(f"{md_escape(outcome.source or outcome.post_id)}: {md_escape(outcome.message)}")
 
 
-def parse_uploads(files: Iterable[tuple[str, bytes]], collection: str | None = None) -> ParseResult:
+def parse_uploads(
+    files: Iterable[tuple[str, bytes]], collection: str | None = None, options: ImportOptions | None = None
+) -> ParseResult:
     """Parse uploaded files (name, bytes); a bad file becomes a ParseError, the others are still read
-    (each in the reader process, within its time limit: core/parse/isolate.py)."""
+    (each in the reader process, within its time limit: core/parse/isolate.py). `options`: what blog
+    exports yield beside published posts."""
     result = ParseResult()
     for name, data in files:
         try:
-            parsed = parse_bytes(name, data, collection=collection or None)
+            parsed = parse_bytes(name, data, collection=collection or None, options=options)
         except Exception as exc:
             result.errors.append(ParseError(name, f"could not be read: {exc}"))
             continue

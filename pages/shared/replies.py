@@ -7,17 +7,18 @@ rerun and stored as JSON.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
-from urllib.parse import quote
 
 import streamlit as st
 
 from core.answer import QUOTE_JOINS, Reply
+from pages.shared.details import details_on
+from pages.shared.reading import cited_link
 from pages.shared.state import owner_unlocked
 from pages.shared.tables import column_config, hits_frame
 from pages.shared.text import md_escape, plural, safe_answer
 
-INSPECTOR = "chunks"  # url_path of the Inspect page, which opens on a post given as ?post=<id>
 BUILTIN_NOTE = "Answered by the small offline model: rough. Set an OpenAI key or server for better answers."
 QUOTED_NOTE = "The author's own sentences, quoted from the posts (no model wrote them)."
 MODEL_FAILED = "The answer model could not answer just now. Please ask again in a minute."
@@ -70,9 +71,15 @@ def reply_message(
     }
 
 
-def post_link(post_id: str, title: str) -> str:
-    """Markdown link to the post's chunks in the inspector (opens in a new tab)."""
-    return f"[{md_escape(title or post_id)}]({INSPECTOR}?post={quote(post_id, safe='')})"
+def post_link(post_id: str, title: str, url: str = "", sentences: Sequence[str] = ()) -> str:
+    """Markdown link to a cited post as readers open it: its page on the blog (at the quoted sentences)
+    when it has an address, else the app's reader page (pages/read.py); never the owner's inspector."""
+    return f"[{md_escape(title or post_id)}]({cited_link(post_id, url, sentences)})"
+
+
+def quoted_in(message: dict, post_id: str) -> list[str]:
+    """The sentences the reply quoted from this post, in reading order."""
+    return [q["text"] for q in message.get("quotes") or [] if q["post_id"] == post_id]
 
 
 def quotes_markdown(quotes: list[dict]) -> str:
@@ -88,7 +95,8 @@ def quotes_markdown(quotes: list[dict]) -> str:
         body = md_escape(group[0]["text"])
         for q in group[1:]:
             body += QUOTE_JOINS.get(q.get("joined") or "space", " ") + md_escape(q["text"])
-        parts.append(f"From *{post_link(post_id, title)}*:\n\n{body}")
+        link = post_link(post_id, title, group[0].get("url") or "", [q["text"] for q in group])
+        parts.append(f"From *{link}*:\n\n{body}")
     return "\n\n".join(parts)
 
 
@@ -101,7 +109,9 @@ def show_body(message: dict) -> None:
         st.markdown(message.get("content", ""))  # a fixed sentence of ours (core/answer/reply.py)
         suggestions = message.get("suggestions") or []
         if suggestions:
-            links = "\n".join(f"- {post_link(s['post_id'], s['title'])}" for s in suggestions)
+            links = "\n".join(
+                f"- {post_link(s['post_id'], s['title'], s.get('url') or '')}" for s in suggestions
+            )
             st.markdown(f"{closest_label(message)}\n\n{links}")
     elif message.get("content"):
         st.markdown(safe_answer(message["content"]))
@@ -113,18 +123,21 @@ def closest_label(message: dict) -> str:
     return phrase(CLOSEST, message.get("question", ""))
 
 
-def source_line(source: dict) -> str:
+def source_line(source: dict, sentences: Sequence[str] = (), details: bool = False) -> str:
+    """A cited post, linked (at `sentences`, the ones quoted from it); its relevance with `details`."""
     where = ", ".join(md_escape(v) for v in (source.get("collection"), source.get("date")) if v)
     return (
-        post_link(source["post_id"], source["title"])
+        post_link(source["post_id"], source["title"], source.get("url") or "", sentences)
         + (f" ({where})" if where else "")
-        + f" · relevance {source['relevance']:.2f}"
+        + (f" · relevance {source['relevance']:.2f}" if details else "")
     )
 
 
 def show_notes(message: dict) -> None:
-    """Under a reply: who wrote it, cuts and left-out sentences, sources, grounding, the excerpts."""
+    """Under a reply: who wrote it, cuts and left-out sentences, sources, grounding; for the owner (see
+    pages/shared/details.py) also the model's name, relevance numbers and the excerpts."""
     mode = message.get("mode")
+    details = details_on()
     fallback = message.get("fallback")
     if message.get("owner_note") and owner_unlocked():
         st.caption(f"For the owner: {md_escape(message['owner_note'])}")
@@ -137,7 +150,7 @@ def show_notes(message: dict) -> None:
         st.caption(QUOTED_NOTE)
     elif message.get("builtin"):
         st.caption(BUILTIN_NOTE)
-    elif message.get("model"):
+    elif message.get("model") and details:
         label = (owner_unlocked() and message.get("model_at")) or message["model"]
         st.caption(f"Answered by {md_escape(label)}.")
     if message.get("truncated"):
@@ -147,11 +160,14 @@ def show_notes(message: dict) -> None:
         st.caption(f"{len(dropped)} sentence(s) not found in the excerpts were left out.")
     sources = message.get("sources") or []
     if sources and mode != "none":
-        lines = [f"{i}. {source_line(s)}" for i, s in enumerate(sources, start=1)]
+        lines = [
+            f"{i}. {source_line(s, quoted_in(message, s['post_id']), details)}"
+            for i, s in enumerate(sources, start=1)
+        ]
         st.markdown("**Sources**\n\n" + "\n".join(lines))
     show_grounding(message.get("grounding"), dropped)
     hits = message.get("hits") or []
-    if hits:
+    if hits and details:
         with st.expander(excerpts_label(len(hits), mode)):
             st.dataframe(
                 hits_frame(hits).drop(columns=["rank"]), hide_index=True, column_config=column_config()

@@ -9,12 +9,14 @@ Everything here is thin: the work is done by core/. Conventions the pages follow
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from typing import Any
 
 import streamlit as st
 
+from core.answer.owner import with_owner
 from core.config import MODEL_RERANKERS, ConfigError, Settings
 from core.embed import Embedder, EmbedError
 from core.llm import LLMError, describe_llm
@@ -73,8 +75,12 @@ def questions_per_minute() -> int:
 
 
 def base_settings() -> Settings:
-    """Settings from secrets, then environment, then defaults. Read on every run (cheap)."""
-    return Settings.load(secrets=read_secrets())
+    """Settings from secrets, then environment, then defaults, with what the owner saved on the Settings
+    page over them (core/answer/owner.py). Read on every run (cheap: the saved ones once per version)."""
+    settings = Settings.load(secrets=read_secrets())
+    with contextlib.suppress(*KNOWN_ERRORS):  # a data directory that cannot be opened: the entry says so
+        settings = with_owner(settings, get_store(settings))
+    return settings
 
 
 def keep_advanced_state() -> None:
@@ -84,11 +90,22 @@ def keep_advanced_state() -> None:
             st.session_state[key] = st.session_state[key]
 
 
-def advanced_controls(settings: Settings) -> Settings:
+def advanced_controls(settings: Settings, shown: bool = True) -> Settings:
     """The sidebar expander with top-k, threshold, min/max chunks and temperature; returns the settings.
 
-    The widgets start from the configured settings and keep the reader's changes for the session.
+    The widgets start from the configured settings and keep the reader's changes for the session. Not
+    `shown` (the owner's details hidden), nothing is drawn and the session's earlier choices still hold.
     """
+    if not shown:
+        chosen = {
+            n: st.session_state[k]
+            for n, k in zip(ADVANCED, ADVANCED_KEYS, strict=True)
+            if k in st.session_state
+        }
+        try:
+            return settings.replace(**chosen) if chosen else settings
+        except ConfigError:
+            return settings
     for name, key in zip(ADVANCED, ADVANCED_KEYS, strict=True):
         if key not in st.session_state:
             st.session_state[key] = getattr(settings, name)
@@ -128,12 +145,16 @@ def get_embedder_cached(settings: Settings) -> Embedder:
 # Sidebar ----------------------------------------------------------------------------------------------
 
 
-def sidebar_status(settings: Settings) -> None:
-    """Which models are active, what the table holds, and whether owner pages are protected.
+def sidebar_status(settings: Settings, details: bool = True) -> None:
+    """Which models are active, what the table holds (with `details`: not on a reader's page, see
+    pages/shared/details.py), and whether owner pages are protected.
 
     Draws where it is called (the app calls it inside a sidebar container, after the page ran, so the
     counts include what the page just ingested or deleted).
     """
+    if not details:
+        _owner_line()
+        return
     # The address of an own model server is the owner's business, not the readers'.
     st.caption(f"**Answer model:** {md_escape(describe_llm(settings, endpoint=owner_unlocked()))}")
     if settings.uses_builtin_llm:
@@ -146,6 +167,10 @@ def sidebar_status(settings: Settings) -> None:
     else:
         st.caption(f"**Embedder:** {md_escape(embedder.model_id)}")
         st.caption(f"**Table:** {plural(posts, 'post')} · {plural(chunks, 'chunk')}")
+    _owner_line()
+
+
+def _owner_line() -> None:
     if admin_password() is None:
         st.caption("Single-user mode: no admin password is set, so every page is open.")
     elif owner_unlocked() and st.button("Lock owner pages", key="owner_logout"):

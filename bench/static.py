@@ -1,0 +1,169 @@
+"""The static site against the server, and its speed, in headless Chromium (`make bench-static`).
+
+Ingests the demo blog into a scratch data dir (or uses --data-dir), exports it with
+`inkwell export --static`, serves the folder with Python's http.server on 127.0.0.1 and asks every
+question of the sets below in the page, and the same questions through `inkwell ask --answer-mode
+extractive --json` (the real command, run in this process by click's runner so the model loads once).
+
+Parity: the same first quoted post, and the same declines (both decline or both answer).
+Speed: model load (index, vectors, tokenizer and the int8 model fetched, the session built and run
+once) in a fresh browser; question → reply per question (embedding, search, answer; the page's own
+clock), p50 and p95; page weight (every file the page fetched). Also: the cosine between the page's
+question vector (ONNX int8 in WebAssembly) and the Python embedder's, per question.
+
+    python bench/static.py [--data-dir DIR] [--out bench/results/static.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SETS = {
+    "demo": "data/demo/eval/queries.jsonl",
+    "heldout": "data/demo/eval/heldout.jsonl",
+    "offtopic": "data/demo/eval/offtopic.jsonl",
+    "de": "data/demo/eval/queries_de.jsonl",
+    "fr": "data/demo/eval/queries_fr.jsonl",
+    "tr": "data/demo/eval/queries_tr.jsonl",
+}
+
+
+def questions() -> list[tuple[str, str]]:
+    out = []
+    for name, path in SETS.items():
+        for line in (ROOT / path).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                out.append((name, json.loads(line)["text"]))
+    return out
+
+
+def server_replies(data_dir: str, asked: list[str]) -> list[dict]:
+    from click.testing import CliRunner
+
+    from core.cli import main
+
+    runner = CliRunner()
+    out = []
+    for question in asked:
+        result = runner.invoke(
+            main, ["ask", question, "--answer-mode", "extractive", "--json", "--data-dir", data_dir]
+        )
+        out.append(json.loads(result.stdout))
+    return out
+
+
+def ingest_demo(data_dir: str) -> None:
+    from core.config import Settings
+    from core.ingest import ingest_paths
+
+    ingest_paths([ROOT / "data" / "demo" / "posts"], Settings.load({"data_dir": data_dir}, environ={}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", help="an ingested data dir (default: the demo blog, ingested now)")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "static.json"))
+    args = parser.parse_args()
+
+    import numpy as np
+    from playwright.sync_api import sync_playwright
+
+    from core.config import Settings
+    from core.embed import get_embedder
+    from core.publish import export_static
+    from tests.static_support import ask, first_post, serve_folder, static_page
+
+    scratch = Path(tempfile.mkdtemp(prefix="inkwell-static-bench-"))
+    data_dir = args.data_dir or str(scratch / "db")
+    if not args.data_dir:
+        ingest_demo(data_dir)
+    settings = Settings.load({"data_dir": data_dir}, environ={})
+    report = export_static(settings, scratch / "site")
+    print(report.summary())
+
+    asked = questions()
+    texts = [q for _, q in asked]
+    served = server_replies(data_dir, texts)
+    embedder = get_embedder(settings)
+    python_vectors = embedder.embed(texts)
+
+    with sync_playwright() as playwright, serve_folder(scratch / "site") as url:
+        started = time.perf_counter()
+        with static_page(playwright, url) as page:
+            wall_load = time.perf_counter() - started
+            load = page.evaluate("window.inkwell.loadSeconds")
+            pages = [ask(page, q) for q in texts]
+            page_vectors = page.evaluate("qs => Promise.all(qs.map(q => window.inkwell.embed(q)))", texts)
+    # Every file the page fetches: all the export wrote but the vendor packages' license notes.
+    weight = sum(v for k, v in report.sizes.items() if not k.endswith(("package.json", "LICENSE")))
+
+    rows = []
+    for (name, question), server, static, pv, sv in zip(
+        asked, served, pages, page_vectors, python_vectors, strict=True
+    ):
+        cosine = float(np.dot(np.asarray(pv, dtype=np.float32), sv))
+        rows.append(
+            {
+                "set": name,
+                "question": question,
+                "server_post": first_post(server),
+                "static_post": first_post(static),
+                "server_declined": server["answer_mode"] == "none",
+                "static_declined": static["mode"] == "none",
+                "seconds": static["seconds"],
+                "cosine": cosine,
+            }
+        )
+    print(f"{'set':9} {'n':>3} {'same post':>10} {'same decl.':>10} {'answered s/p':>13}")
+    summary = {}
+    for name in [*SETS, "all"]:
+        part = [r for r in rows if name in ("all", r["set"])]
+        same_post = sum(r["server_post"] == r["static_post"] for r in part)
+        same_decline = sum(r["server_declined"] == r["static_declined"] for r in part)
+        answered = (sum(not r["server_declined"] for r in part), sum(not r["static_declined"] for r in part))
+        summary[name] = {
+            "questions": len(part),
+            "same_first_post": same_post,
+            "same_decline": same_decline,
+            "answered_server": answered[0],
+            "answered_static": answered[1],
+        }
+        print(f"{name:9} {len(part):3} {same_post:10} {same_decline:10} {answered[0]:>6}/{answered[1]:<6}")
+    seconds = sorted(r["seconds"] for r in rows if r["set"] == "demo")
+    cosines = [r["cosine"] for r in rows]
+    speed = {
+        "model_load_seconds": load,
+        "page_ready_seconds": wall_load,
+        "demo_answer_p50_ms": statistics.median(seconds) * 1000,
+        "all_answer_p50_ms": statistics.median(r["seconds"] for r in rows) * 1000,
+        "all_answer_p95_ms": sorted(r["seconds"] for r in rows)[int(0.95 * (len(rows) - 1))] * 1000,
+        "page_weight_bytes": weight,
+        "vector_bytes_per_1000_chunks": report.vector_bytes_per_1000_chunks,
+        "data_bytes_per_1000_chunks": report.data_bytes_per_1000_chunks,
+        "int8_cosine_min": min(cosines),
+        "int8_cosine_mean": statistics.fmean(cosines),
+    }
+    for key, value in speed.items():
+        print(f"{key}: {value:,.4f}" if isinstance(value, float) else f"{key}: {value:,}")
+    for r in rows:
+        if r["server_post"] != r["static_post"] or r["server_declined"] != r["static_declined"]:
+            print(
+                f"  differs [{r['set']}] {r['question']!r}: server {r['server_post']} / page {r['static_post']}"
+            )
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"summary": summary, "speed": speed, "rows": rows}, indent=1), encoding="utf-8")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

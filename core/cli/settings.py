@@ -1,0 +1,65 @@
+"""`inkwell settings show|set|suggest`: the owner's saved settings (persona, decline text, the chat's
+title, greeting and starter questions; core/answer/owner.py), for scripting what the Settings page does."""
+
+from __future__ import annotations
+
+import click
+
+from core.cli.main import command, main, settings_for
+from core.cli.output import MULTILINE, echo, print_json
+
+
+@main.group(name="settings")
+def settings_group() -> None:
+    """Show and change the owner's saved settings (shared with the app; no restart needed)."""
+
+
+@command(settings_group, "show")
+@click.option("--json", "as_json", is_flag=True, help="Print the saved settings as one JSON object.")
+def settings_show(as_json: bool, data_dir: str | None) -> None:
+    """The saved settings, one per line: key, then the value ("-" when not set: the default or the
+    environment applies)."""
+    from core.answer.owner import load_owner
+    from core.store import Store
+
+    owner = load_owner(Store(settings_for(data_dir).data_dir))
+    if as_json:
+        print_json(owner.to_json())
+        return
+    for key, value in owner.to_json().items():
+        if key == "starters":
+            echo(f"{key}:{'' if value else ' -'}")
+            for question in value:
+                echo(f"  {question}")
+        else:
+            echo(f"{key}: {value or '-'}", keep=MULTILINE)
+
+
+@command(settings_group, "set")
+@click.argument("key")
+@click.argument("values", nargs=-1)
+def settings_set(key: str, values: tuple[str, ...], data_dir: str | None) -> None:
+    """Save one setting: `inkwell settings set author_name "Maya"`; starters take one argument per
+    question (3 to 6). No value (or "") clears it, so the default or the environment applies again."""
+    from core.answer.owner import KEYS, save_owner
+    from core.store import Store
+
+    if key not in KEYS:
+        raise click.BadParameter(f"{key!r} is not one of {', '.join(KEYS)}", param_hint="KEY")
+    if key != "starters" and len(values) > 1:
+        raise click.BadParameter(f"{key} takes one value (quote it), not {len(values)}", param_hint="VALUES")
+    value: object = list(values) if key == "starters" else (values[0] if values else "")
+    save_owner(Store(settings_for(data_dir).data_dir), {key: value})
+    echo(f"Saved {key}.", err=True)
+
+
+@command(settings_group, "suggest")
+@click.option("--count", type=click.IntRange(1, 6), default=4, show_default=True, help="How many.")
+def settings_suggest(count: int, data_dir: str | None) -> None:
+    """Suggest starter questions from the posts' most central chunks, one per line (nothing is saved;
+    pass the ones you keep to `inkwell settings set starters`)."""
+    from core.search.starters import suggest_starters
+    from core.store import Store
+
+    for starter in suggest_starters(Store(settings_for(data_dir).data_dir), count):
+        echo(starter.question)

@@ -1,0 +1,98 @@
+"""What the blog-platform parsers share: a post made from an HTML body and the export's fields, and the
+summary of what an export left out (drafts, pages)."""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections import Counter
+from typing import ClassVar
+
+from core.models import Post
+from core.parse.clean import html_fragment_to_blocks
+from core.parse.fields import (
+    Context,
+    as_tags,
+    first_heading,
+    iso_day,
+    make_post,
+    plain_title,
+    slug_id,
+    title_from_text,
+)
+
+# A paragraph that is only a web address: an oEmbed line (WordPress turns it into a player), not prose.
+_BARE_URL_PARAGRAPH = re.compile(r"<p>\s*(?:<a\b[^>]*>)?\s*https?://\S+?\s*(?:</a>)?\s*</p>", re.IGNORECASE)
+# Gutenberg's embed block keeps the address as the wrapper's text.
+_EMBED_WRAPPER = re.compile(r'<div class="wp-block-embed__wrapper">.*?</div>', re.IGNORECASE | re.DOTALL)
+
+
+def without_embeds(body: str) -> str:
+    """The HTML without embedded-media addresses (YouTube, tweets…), which would read as paragraphs."""
+    return _BARE_URL_PARAGRAPH.sub("", _EMBED_WRAPPER.sub("", body))
+
+
+def post_slug(slug: str) -> str:
+    """A platform's slug as a post id: percent-decoded (WordPress stores 'caf%c3%a9'), then slugified as
+    Markdown file names are, so `my-post.md` and a post whose slug is my-post are one post."""
+    return slug_id(urllib.parse.unquote(slug)) if slug.strip() else ""
+
+
+def html_post(
+    ctx: Context,
+    *,
+    body: str,
+    title: str,
+    slug: str,
+    date: str,
+    tags: list[str],
+    url: str,
+    where: str,
+) -> Post | None:
+    """A post from an HTML body (kept as its raw, read back as an HTML fragment); its id is the slug,
+    else the title's slug. Reports (and returns None for) a post without text."""
+    body = without_embeds(body)
+    blocks = html_fragment_to_blocks(body)
+    title = plain_title(title) or first_heading(blocks) or title_from_text(blocks)
+    post = make_post(
+        ctx,
+        blocks,
+        raw=body,
+        title=title,
+        post_id=post_slug(slug) or slug_id(title),
+        date=iso_day(date),
+        tags=list(dict.fromkeys(as_tags(tags))),
+        fmt="html",
+        where=where,
+    )
+    if post is not None:
+        post.url = url
+    return post
+
+
+def site_address(site: str, slug: str, pattern: str = "{site}/{slug}/") -> str:
+    """The post's address on `site` ("" when the site or the slug is unknown)."""
+    site = site.strip().rstrip("/")
+    if not site or not slug:
+        return ""
+    return pattern.format(site=site, slug=urllib.parse.quote(slug))
+
+
+class LeftOut:
+    """Counts what an export holds but was not asked for, reported once as a warning."""
+
+    _HOW: ClassVar[dict[str, str]] = {"draft": "--include-drafts", "page": "--include-pages"}
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    def add(self, kind: str) -> None:
+        self.counts[kind] += 1
+
+    def report(self, ctx: Context) -> None:
+        if not self.counts:
+            return
+        parts = [f"{n} {kind}{'s' * (n != 1)}" for kind, n in sorted(self.counts.items())]
+        how = " / ".join(self._HOW[k] for k in sorted(self.counts) if k in self._HOW)
+        hint = f" (read them with {how}, or the Ingest page's checkboxes)" if how else ""
+        ctx.warn(f"left out {', '.join(parts)}{hint}")

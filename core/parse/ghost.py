@@ -1,0 +1,174 @@
+"""Ghost exports (Settings → Labs → Export, a `.json`): `db[0].data.posts`, with tags joined through
+`posts_tags`. A post's text is its `html`, else its Lexical or Mobiledoc document (read as headings and
+paragraphs), else its `plaintext`. Its address is the site URL (the export's `url` setting, else the
+import's site URL, INKWELL_SITE_URL) and its slug."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from core.models import Post
+from core.parse.exported import LeftOut, html_post, site_address
+from core.parse.fields import BadInput, Context, as_text
+
+_HEADINGS = frozenset(f"h{n}" for n in range(1, 7))
+# Lexical nodes that hold one paragraph of text (Ghost's own "extended-" variants included).
+_LEXICAL_BLOCKS = frozenset(
+    ["paragraph", "heading", "extended-heading", "quote", "extended-quote", "aside", "listitem"]
+)
+
+
+def is_ghost_export(data: Any) -> bool:
+    """Whether decoded JSON is a Ghost export: {"db": [{"meta": …, "data": {"posts": […]}}]}."""
+    if not isinstance(data, dict) or not isinstance(data.get("db"), list) or not data["db"]:
+        return False
+    first = data["db"][0]
+    return isinstance(first, dict) and isinstance(first.get("data"), dict) and "posts" in first["data"]
+
+
+def parse_ghost(ctx: Context, data: dict[str, Any]) -> list[Post]:
+    tables = data["db"][0]["data"]
+    posts = tables.get("posts")
+    if not isinstance(posts, list):
+        raise BadInput('is a Ghost export whose "posts" is not a list')
+    site = _setting(tables, "url") or ctx.options.site_url
+    tags = _tags_by_post(tables)
+    left_out = LeftOut()
+    found = []
+    for number, row in enumerate(posts, 1):
+        if not isinstance(row, dict):
+            ctx.error(f"post {number} is not a JSON object; skipped")
+            continue
+        post = _post(ctx, row, number, site, tags, left_out)
+        if post is not None:
+            found.append(post)
+    left_out.report(ctx)
+    return found
+
+
+def _post(
+    ctx: Context,
+    row: dict[str, Any],
+    number: int,
+    site: str,
+    tags: dict[str, list[str]],
+    left_out: LeftOut,
+) -> Post | None:
+    is_page = row.get("type") == "page" or row.get("page") is True  # `page` before Ghost 4
+    published = as_text(row.get("status")) == "published"
+    if is_page and not ctx.options.include_pages:
+        left_out.add("page")
+        return None
+    if not published and not ctx.options.include_drafts:
+        left_out.add("draft")
+        return None
+    slug, title = as_text(row.get("slug")), as_text(row.get("title"))
+    return html_post(
+        ctx,
+        body=_body(row),
+        title=title,
+        slug=slug,
+        date=as_text(row.get("published_at")) or as_text(row.get("created_at")),
+        tags=tags.get(as_text(row.get("id")), []),
+        url=site_address(site, slug) if published else "",
+        where=f"post {number} ({title[:60]!r}): ",
+    )
+
+
+def _body(row: dict[str, Any]) -> str:
+    if as_text(row.get("html")):
+        return as_text(row["html"])
+    for key, render in (("lexical", _lexical_html), ("mobiledoc", _mobiledoc_html)):
+        document = _json_field(row.get(key))
+        if document:
+            rendered = render(document)
+            if rendered.strip():
+                return rendered
+    text = as_text(row.get("plaintext"))
+    return "".join(f"<p>{html.escape(p.strip())}</p>" for p in text.split("\n\n") if p.strip())
+
+
+def _json_field(value: Any) -> Any:
+    """Ghost stores Lexical and Mobiledoc documents as JSON strings inside the JSON."""
+    if isinstance(value, str) and value.strip():
+        try:
+            return json.loads(value)
+        except (json.JSONDecodeError, RecursionError):
+            return None
+    return value if isinstance(value, dict) else None
+
+
+def _lexical_html(document: Any) -> str:
+    """Headings and paragraphs (quotes, list items) of a Lexical document as HTML."""
+    out: list[str] = []
+
+    def text_of(node: dict[str, Any]) -> str:
+        if isinstance(node.get("text"), str):
+            return node["text"]
+        if node.get("type") == "linebreak":
+            return "\n"
+        return "".join(text_of(c) for c in node.get("children") or [] if isinstance(c, dict))
+
+    def visit(node: dict[str, Any]) -> None:
+        kind = node.get("type")
+        if kind in _LEXICAL_BLOCKS:
+            heading = kind in ("heading", "extended-heading") and node.get("tag") in _HEADINGS
+            tag = node["tag"] if heading else "p"
+            out.append(f"<{tag}>{html.escape(text_of(node))}</{tag}>")
+            return
+        for child in node.get("children") or []:
+            if isinstance(child, dict):
+                visit(child)
+
+    root = document.get("root") if isinstance(document, dict) else None
+    if isinstance(root, dict):
+        visit(root)
+    return "".join(out)
+
+
+def _mobiledoc_html(document: Any) -> str:
+    """Markup sections (p, h1-h6, blockquote) and list items of a Mobiledoc document as HTML; cards
+    (images, embeds, code) carry no prose and are left out."""
+    if not isinstance(document, dict):
+        return ""
+    out = []
+    for section in document.get("sections") or []:
+        if not isinstance(section, list) or len(section) < 3:
+            continue
+        kind, tag = section[0], str(section[1]).lower()
+        if kind == 1:  # markup section: [1, tag, markers]
+            tag = tag if tag in _HEADINGS else "p"
+            out.append(f"<{tag}>{html.escape(_markers_text(section[2]))}</{tag}>")
+        elif kind == 3:  # list section: [3, tag, [markers, …]]
+            out.extend(f"<p>{html.escape(_markers_text(item))}</p>" for item in section[2] or [])
+    return "".join(out)
+
+
+def _markers_text(markers: Any) -> str:
+    # A text marker is [0, opened markups, closed count, "text"]; atoms ([1, …]) are mentions, cards.
+    parts = [m[3] for m in markers or [] if isinstance(m, list) and len(m) >= 4 and m[0] == 0]
+    return "".join(p for p in parts if isinstance(p, str))
+
+
+def _setting(tables: dict[str, Any], key: str) -> str:
+    for row in tables.get("settings") or []:
+        if isinstance(row, dict) and row.get("key") == key:
+            return as_text(row.get("value"))
+    return ""
+
+
+def _tags_by_post(tables: dict[str, Any]) -> dict[str, list[str]]:
+    """Tag names per post id, in each post's `sort_order`; internal tags (#hash) left out."""
+    names = {
+        as_text(t.get("id")): as_text(t.get("name")) for t in tables.get("tags") or [] if isinstance(t, dict)
+    }
+    links = [link for link in tables.get("posts_tags") or [] if isinstance(link, dict)]
+    links.sort(key=lambda link: link.get("sort_order") if isinstance(link.get("sort_order"), int) else 0)
+    found: dict[str, list[str]] = {}
+    for link in links:
+        name = names.get(as_text(link.get("tag_id")), "")
+        if name and not name.startswith("#"):
+            found.setdefault(as_text(link.get("post_id")), []).append(name)
+    return found

@@ -1,0 +1,160 @@
+"""WordPress exports (WXR, the `.xml` of Tools → Export): one post per `<item>` of type post (pages too
+with `include_pages`), published ones only unless `include_drafts`.
+
+The XML is parsed with defusedxml: an export never declares entities, and one that does (entity
+expansion, "billion laughs", external entities reading local files) is refused with its reason.
+`content:encoded` is the post's HTML as stored (classic-editor posts have no `<p>`: blank lines are the
+paragraphs, as WordPress's wpautop makes them); shortcodes are removed, keeping a caption's text.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import defusedxml
+import defusedxml.ElementTree as SafeET
+
+from core.models import Post
+from core.parse.exported import LeftOut, html_post
+from core.parse.fields import BadInput, Context
+
+_WP_NS = "http://wordpress.org/export/"  # + 1.0/, 1.1/ or 1.2/
+_CONTENT = "{http://purl.org/rss/1.0/modules/content/}encoded"
+_PUBLISHED = "publish"
+_NEVER = frozenset({"trash", "auto-draft", "inherit"})
+_DEFAULT_CATEGORY = "uncategorized"
+
+# Shortcodes whose content is media or code, not prose: removed with what they enclose.
+_MEDIA = "embed video audio playlist gallery code sourcecode youtube vimeo tweet instagram soundcloud gist"
+_MEDIA_CODES = frozenset(_MEDIA.split())
+_NAME = r"[A-Za-z_][\w-]*"
+_ATTRS = r"(?:\s+[^\]]*)?"
+_CLOSER = re.compile(rf"\[/({_NAME})\]")
+# An opening or self-closing shortcode: with attributes (name="…"), or a bare known media name.
+_SINGLE = re.compile(
+    rf"\[{_NAME}(?:\s+[\w-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\]]+))+\s*/?\]"
+    rf"|\[(?:{'|'.join(_MEDIA_CODES)}|caption|wp_caption)\s*/?\]"
+)
+_CLOSING = re.compile(rf"\[/(?:{'|'.join(_MEDIA_CODES)}|caption|wp_caption)\]")
+_BLOCK_START = re.compile(r"^\s*<(?:h[1-6]|ul|ol|blockquote|div|figure|table|pre|p|hr|dl)\b", re.IGNORECASE)
+_HAS_PARAGRAPHS = re.compile(r"<p[\s>]", re.IGNORECASE)
+
+
+def parse_wxr(ctx: Context, data: bytes) -> list[Post]:
+    """The export's posts; BadInput when it is not well-formed XML, is hostile, or is not a WXR file."""
+    root = _parse_xml(data)
+    channel = root.find("channel")
+    wp = _wp_namespace(root)
+    if root.tag != "rss" or channel is None or wp is None:
+        raise BadInput("is XML but not a WordPress export (WXR: Tools → Export in WordPress)")
+    left_out = LeftOut()
+    posts = []
+    for number, item in enumerate(channel.iter("item"), 1):
+        post = _item_post(ctx, item, wp, number, left_out)
+        if post is not None:
+            posts.append(post)
+    left_out.report(ctx)
+    return posts
+
+
+def _parse_xml(data: bytes) -> ET.Element:
+    try:
+        return SafeET.fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
+    except defusedxml.EntitiesForbidden as exc:
+        if exc.sysid or exc.pubid:
+            raise BadInput(
+                f"declares an external entity ({exc.sysid or exc.pubid}): an XXE attack reading files? refused"
+            ) from None
+        raise BadInput(
+            "declares XML entities (entity expansion, a 'billion laughs' attack?): refused; a WordPress "
+            "export never declares them"
+        ) from None
+    except (defusedxml.ExternalReferenceForbidden, defusedxml.DTDForbidden):
+        raise BadInput("refers to external entities or files (an XXE attack?): refused") from None
+    except ET.ParseError as exc:
+        line, column = exc.position
+        reason = str(exc).split(":", 1)[0]
+        raise BadInput(f"is not well-formed XML ({reason} at line {line}, column {column + 1})") from None
+
+
+def _wp_namespace(root: ET.Element) -> str | None:
+    for el in root.iter():
+        if el.tag.startswith("{" + _WP_NS):
+            return el.tag[1:].split("}", 1)[0]
+    return None
+
+
+def _item_post(ctx: Context, item: ET.Element, wp: str, number: int, left_out: LeftOut) -> Post | None:
+    def field(name: str) -> str:
+        return (item.findtext(f"{{{wp}}}{name}") or "").strip()
+
+    kind, status = field("post_type") or "post", field("status") or _PUBLISHED
+    if kind not in ("post", "page") or status in _NEVER:
+        return None  # attachments, menu items, revisions, reusable blocks: not posts
+    if kind == "page" and not ctx.options.include_pages:
+        left_out.add("page")
+        return None
+    if status != _PUBLISHED and not ctx.options.include_drafts:
+        left_out.add("draft")
+        return None
+    if field("post_password"):
+        left_out.add("password-protected post")
+        return None
+    title = item.findtext("title") or ""
+    date = field("post_date") if not field("post_date").startswith("0000") else ""
+    return html_post(
+        ctx,
+        body=wordpress_html(item.findtext(_CONTENT) or ""),
+        title=title,
+        slug=field("post_name"),
+        date=date,
+        tags=_terms(item),
+        # A draft's link is a preview address (?p=12), nothing a reader can open.
+        url=(item.findtext("link") or "").strip() if status == _PUBLISHED else "",
+        where=f"item {number} ({' '.join(title.split())[:60]!r}): ",
+    )
+
+
+def _terms(item: ET.Element) -> list[str]:
+    """Category names, then tag names, in the export's order; WordPress's default category left out."""
+    terms = []
+    for domain in ("category", "post_tag"):
+        for el in item.findall("category"):
+            if el.get("domain") == domain and (el.get("nicename") or "").lower() != _DEFAULT_CATEGORY:
+                terms.append(" ".join((el.text or "").split()))
+    return terms
+
+
+def wordpress_html(content: str) -> str:
+    """A post's stored content as HTML: shortcodes removed (a caption's text kept as a figure), and
+    blank-line paragraphs wrapped in `<p>` when the post has none (classic editor)."""
+    content = strip_shortcodes(content)
+    if _HAS_PARAGRAPHS.search(content):
+        return content
+    parts = re.split(r"\n\s*\n", content.replace("\r\n", "\n").strip())
+    return "\n".join(p if _BLOCK_START.match(p) else f"<p>{p}</p>" for p in parts if p.strip())
+
+
+def strip_shortcodes(content: str) -> str:
+    """`[caption …]<img/> Text[/caption]` → `<figure>Text</figure>`; media shortcodes gone with what
+    they enclose; other enclosing shortcodes unwrapped; attribute shortcodes removed. Bracketed prose
+    ("[sic]", "[1]", "[REF: …]") has no attributes and no closing tag, so it stays."""
+
+    def paired(match: re.Match[str]) -> str:
+        name, inner = match.group(1).lower(), match.group(2)
+        if name in _MEDIA_CODES:
+            return ""
+        inner = strip_shortcodes(inner)
+        return f"<figure>{inner}</figure>" if name in ("caption", "wp_caption") else inner
+
+    # Only names that are closed somewhere can pair: an unclosed "[sic]" must not send the search to
+    # the end of the post for every bracket.
+    closed = sorted({m.lower() for m in _CLOSER.findall(content)})
+    if closed:
+        names = "|".join(map(re.escape, closed))
+        pairs = re.compile(rf"\[({names})(?![\w-]){_ATTRS}\](.*?)\[/\1\]", re.DOTALL | re.IGNORECASE)
+        previous = None
+        while previous != content:  # nested pairs of the same name resolve from the inside out
+            previous, content = content, pairs.sub(paired, content)
+    return _CLOSING.sub("", _SINGLE.sub("", content))

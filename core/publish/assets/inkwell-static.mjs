@@ -1,0 +1,162 @@
+// The static site's widget: loads the index, the vectors and the int8 question model (ONNX Runtime Web,
+// from ./vendor, never a CDN), answers in the page. Every piece of post text is put in the page with
+// textContent: a post holding <img onerror=…> shows those characters, it runs nothing.
+import * as ort from "./vendor/ort.wasm.min.mjs";
+import stem from "./vendor/porter2.mjs";
+import { Engine, WordPiece } from "./inkwell-core.mjs";
+
+const here = new URL(".", import.meta.url);
+ort.env.wasm.wasmPaths = new URL("vendor/", here).href;
+ort.env.wasm.numThreads = 1; // threads need cross-origin isolation, which a plain static host doesn't send
+ort.env.wasm.proxy = false;
+
+async function fetchOk(path) {
+  const response = await fetch(new URL(path, here));
+  if (!response.ok) throw new Error(`could not load ${path} (${response.status})`);
+  return response;
+}
+
+/** Everything the page needs, loaded once; resolves to {engine, embed, seconds}. */
+async function load() {
+  const started = performance.now();
+  const [index, vectors, scales, tokenizer, model] = await Promise.all([
+    fetchOk("data/index.json").then((r) => r.json()),
+    fetchOk("data/vectors.i8").then((r) => r.arrayBuffer()),
+    fetchOk("data/scales.f32").then((r) => r.arrayBuffer()),
+    fetchOk("model/tokenizer.json").then((r) => r.json()),
+    fetchOk("model/question.onnx").then((r) => r.arrayBuffer()),
+  ]);
+  const session = await ort.InferenceSession.create(new Uint8Array(model), { executionProviders: ["wasm"] });
+  const engine = new Engine(index, new Int8Array(vectors), new Float32Array(scales), stem);
+  const wordpiece = new WordPiece(tokenizer, index.max_tokens);
+  async function embed(text) {
+    const ids = wordpiece.encode(text);
+    const shape = [1, ids.length];
+    const tensor = (values) => new ort.Tensor("int64", BigInt64Array.from(values, (v) => BigInt(v)), shape);
+    const out = await session.run({
+      input_ids: tensor(ids),
+      attention_mask: tensor(ids.map(() => 1)),
+      token_type_ids: tensor(ids.map(() => 0)),
+    });
+    return out.embedding.data;
+  }
+  await embed("warm up"); // the first run compiles kernels: not on the reader's first question
+  return { engine, embed, seconds: (performance.now() - started) / 1000 };
+}
+
+const ready = load();
+
+/** The reply to a question, with `seconds` from the question to the reply. */
+async function ask(question) {
+  const { engine, embed } = await ready;
+  const started = performance.now();
+  const text = String(question || "").trim();
+  if (!text) throw new Error("the question is empty");
+  if (Array.from(text).length > engine.settings.max_question_chars) {
+    throw new Error(`the question is longer than ${engine.settings.max_question_chars} characters`);
+  }
+  const reply = engine.answer(text, await embed(text));
+  return { ...reply, seconds: (performance.now() - started) / 1000 };
+}
+
+// Text fragments (https://wicg.github.io/scroll-to-text-fragment/): these characters must be escaped.
+function fragment(text) {
+  return encodeURIComponent(text).replace(/-/g, "%2D").replace(/,/g, "%2C").replace(/&/g, "%26");
+}
+
+function safeAddress(url) {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href.split("#")[0] : "";
+  } catch {
+    return "";
+  }
+}
+
+function element(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (className) node.className = className;
+  return node;
+}
+
+function link(title, url, quote) {
+  const address = safeAddress(url || "");
+  if (!address) return element("em", title);
+  const a = element("a", title);
+  a.href = quote ? `${address}#:~:text=${fragment(quote)}` : address;
+  a.rel = "noopener";
+  a.target = "_blank";
+  return a;
+}
+
+const JOINS = { line: "\n", paragraph: "\n\n" };
+
+function render(reply, out) {
+  out.replaceChildren();
+  if (reply.mode === "extractive") {
+    for (const group of reply.groups) {
+      const block = element("div", undefined, "inkwell-passage");
+      const from = element("p", "From ", "inkwell-from");
+      from.append(link(group.title, group.url, group.quotes[0].text), document.createTextNode(":"));
+      const quote = element("blockquote", undefined, "inkwell-quote");
+      group.quotes.forEach((q, i) => {
+        if (i) quote.append(document.createTextNode(JOINS[q.joined] || " "));
+        quote.append(element("span", q.text, "inkwell-sentence"));
+      });
+      block.append(from, quote);
+      out.append(block);
+    }
+    out.append(element("p", "The author's own sentences, quoted from the posts (no model wrote them).", "inkwell-note"));
+    return;
+  }
+  out.append(element("p", reply.text, "inkwell-decline"));
+  if (reply.suggestions && reply.suggestions.length) {
+    const list = element("ul", undefined, "inkwell-suggestions");
+    for (const s of reply.suggestions) {
+      const item = element("li");
+      item.append(link(s.title, s.url, ""));
+      list.append(item);
+    }
+    out.append(element("p", "The closest posts:", "inkwell-note"), list);
+  }
+}
+
+function mount() {
+  const form = document.getElementById("inkwell-form");
+  const input = document.getElementById("inkwell-question");
+  const out = document.getElementById("inkwell-answer");
+  const status = document.getElementById("inkwell-status");
+  if (!form || !input || !out) return;
+  ready.then(
+    (r) => {
+      status.textContent = "";
+      form.dataset.ready = "true";
+      window.inkwell.loadSeconds = r.seconds;
+    },
+    (err) => {
+      status.textContent = `The assistant could not load: ${err.message}`;
+    },
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    status.textContent = "Thinking…";
+    try {
+      const reply = await ask(input.value);
+      render(reply, out);
+      out.dataset.mode = reply.mode;
+      status.textContent = "";
+    } catch (err) {
+      status.textContent = err.message;
+    }
+  });
+}
+
+/** The question's vector as the page computes it (for checking it against the Python embedder). */
+async function embed(question) {
+  const { embed: run } = await ready;
+  return Array.from(await run(String(question)));
+}
+
+window.inkwell = { ready, ask, embed, loadSeconds: null };
+mount();

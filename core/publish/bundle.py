@@ -1,0 +1,319 @@
+"""What the static site's page searches and quotes from, computed once at export time.
+
+    corpus = read_corpus(store)                 # chunks with their vectors and posts' addresses
+    index, blobs = build_index(corpus, embedder, settings)
+
+`index` (JSON) holds the chunks (text, post, title, section, keywords, address) with each chunk's
+sentence units (offset, length, readable, signpost: core/answer/quotable.py's split, done here so the
+page never splits sentences), BM25 statistics of the keyword side (the same tokens as LanceDB's
+full-text index: checked against its scores by tests/test_static_export.py), the words the relevance bar
+reads (a lemma table for the corpus's words and their inflections, compound heads, stop and function
+words, language hints) and every constant of the rules. `blobs` are the vectors, int8 with one float32
+scale per vector: the chunks' (dense search), and those of every sentence an answer may quote and of
+every chunk heading (core/answer/extractive.py embeds these per question; here they are embedded once).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.answer.abstain import (
+    CHECKED_HITS,
+    MIN_HEAD_CHARS,
+    MIN_MODIFIER_CHARS,
+    NO_ANSWER_MESSAGE,
+    SUGGESTIONS,
+    thresholds_for,
+)
+from core.answer.extractive import (
+    MAX_CANDIDATES,
+    MAX_HITS,
+    MAX_WORDS,
+    MIN_SIGNPOST_WORDS,
+    NEAR_DUPLICATE,
+    SECOND_POST_GAP,
+    W_COVERAGE,
+    W_COVERAGE_LIGHT,
+    W_HEADING,
+    W_HIT,
+    W_LENGTH,
+    W_QUESTION,
+    W_SIMILARITY,
+    heading_text,
+    is_signpost,
+)
+from core.answer.quotable import WORD, is_known_word, readable, sentence_units
+from core.answer.reply import CANNOT_READ, NO_ANSWER
+from core.chunk import STOPWORDS
+from core.config import Settings
+from core.embed import Embedder, relevance_scale
+from core.search.retrieve import DENSE_WEIGHT
+from core.search.route import ROUTE_MARGIN
+from core.store import Store
+from core.text import LANGUAGE_NAMES, function_words
+
+FORMAT = 1
+EMBED_BATCH = 64
+# LanceDB 0.40's English stop words for FTS(language="English", remove_stop_words=True), removed before
+# stemming; found by querying its index word by word (a stop word matches nothing). With them, the
+# BM25 scores below equal LanceDB's to 1e-5 on the demo questions (tests/test_static_export.py).
+_FTS_STOP_LIST = (
+    "a about after again against all am an and are as at be been being below between both but by can d did "
+    "didn do doesn doing don down each few for from further had has have haven having he her here hers "
+    "herself him himself his how i if in into is isn it its itself just ll m me more most mostly my myself "
+    "no nor not now of off on or other others ought our ours ourselves out over own re s same she should "
+    "so some such t than that the their theirs them themselves then there these they this those through to "
+    "too under until up ve was we were what when where which while who whom will willing with won wouldn "
+    "you your yours yourself yourselves"
+)
+FTS_STOP_WORDS = frozenset(_FTS_STOP_LIST.split())
+FTS_MAX_TOKEN = 40  # LanceDB drops longer tokens
+BM25_K1 = 1.2
+BM25_B = 0.75
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+@dataclass
+class Corpus:
+    model_id: str
+    chunks: list[dict]  # chunk rows (post order), each with "url" from its post
+    vectors: np.ndarray  # (chunks, dim) float32, unit length
+
+
+def read_corpus(store: Store) -> Corpus:
+    """Every chunk of a stored post (orphans left out), in post order, with its post's address."""
+    table = store.chunks
+    model_id = store.model_id()
+    if table is None or model_id is None or table.count_rows() == 0:
+        raise ValueError("nothing to export: the table holds no chunks (ingest posts first)")
+    urls = post_urls(store)
+    columns = ["chunk_id", "post_id", "idx", "title", "collection", "date", "section", "text", "keywords"]
+    rows = [r for r in store.list_chunks(columns=[*columns, "vector"]) if r["post_id"] in urls]
+    vectors = np.asarray([r.pop("vector") for r in rows], dtype=np.float32)
+    for row in rows:
+        row["url"] = urls[row["post_id"]]
+    return Corpus(model_id, rows, vectors)
+
+
+def post_urls(store: Store) -> dict[str, str]:
+    """post id → the post's web address: the posts table's `url` column, "" where it has none."""
+    table = store.posts
+    columns = ["post_id", "url"] if "url" in table.schema.names else ["post_id"]
+    rows = table.search().select(columns).limit(max(table.count_rows(), 1)).to_arrow().to_pylist()
+    return {r["post_id"]: (r.get("url") or "") for r in rows}
+
+
+# Vectors -----------------------------------------------------------------------------------------------
+
+
+def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int8 rows and one float32 scale per row (row ≈ int8 × scale; max |value| maps to 127)."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.size == 0:
+        return np.zeros(vectors.shape, np.int8), np.zeros(len(vectors), np.float32)
+    peak = np.abs(vectors).max(axis=1)
+    scales = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    return np.round(vectors / scales[:, None]).clip(-127, 127).astype(np.int8), scales
+
+
+def utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _embed_all(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    parts = [embedder.embed(list(texts[i : i + EMBED_BATCH])) for i in range(0, len(texts), EMBED_BATCH)]
+    return np.vstack(parts) if parts else np.zeros((0, 0), np.float32)
+
+
+# Keyword side ------------------------------------------------------------------------------------------
+
+
+def fold(token: str) -> str:
+    """ASCII folding as LanceDB's tokenizer does it, for the letters a decomposition reaches."""
+    folded = "".join(c for c in unicodedata.normalize("NFKD", token) if not unicodedata.combining(c))
+    return folded or token
+
+
+def fts_tokens(text: str, stem: object) -> list[str]:
+    """LanceDB's full-text tokens: split on what is not a letter or digit, lower case, ASCII-folded,
+    stop words and long tokens dropped, Snowball-stemmed."""
+    out = []
+    for raw in _TOKEN.findall(text):
+        token = fold(raw.lower())
+        if len(token) > FTS_MAX_TOKEN or token in FTS_STOP_WORDS:
+            continue
+        out.append(stem(token))  # type: ignore[operator]
+    return out
+
+
+def bm25_index(chunks: Sequence[dict]) -> dict:
+    """Postings (term → [[chunk, tf], …]), document lengths and the BM25 constants."""
+    from core.text import stemmer_for
+
+    stem = stemmer_for("en")
+    postings: dict[str, list[list[int]]] = {}
+    lengths = []
+    for n, chunk in enumerate(chunks):
+        search_text = " ".join(
+            p
+            for p in (chunk["title"], chunk["section"], chunk["text"], " ".join(chunk["keywords"] or []))
+            if p
+        )
+        tokens = fts_tokens(search_text, stem)
+        lengths.append(len(tokens))
+        for term, tf in Counter(tokens).items():
+            postings.setdefault(term, []).append([n, tf])
+    return {"k1": BM25_K1, "b": BM25_B, "lengths": lengths, "postings": postings}
+
+
+# Words the relevance bar reads ---------------------------------------------------------------------
+
+
+def lexicon(chunks: Sequence[dict]) -> dict:
+    """Lemmas for the corpus's words and their inflections, compound heads, word lists."""
+    from simplemma.strategies.dictionaries import DefaultDictionaryFactory
+
+    from core.answer.quotable import _FUNCTION_WORDS, _QUESTION_FILLER, _lemma
+    from core.text.language import _LETTER_HINTS, _STOPWORDS
+
+    texts = [
+        " ".join((c["title"] or "", c["section"] or "", c["text"] or "", " ".join(c["keywords"] or [])))
+        for c in chunks
+    ]
+    forms = {w.lower() for text in texts for w in WORD.findall(text)}
+    words = {f.removesuffix("'s").removesuffix("’s") for f in forms}
+    lemmas = {w: _lemma(w) for w in words if len(w) > 1}
+    targets = set(lemmas.values()) | STOPWORDS | _FUNCTION_WORDS
+    # Inflections of the corpus's lemmas and of stop words: a question's "went" is "go", a stop word.
+    dictionary = DefaultDictionaryFactory().get_dictionary("en")
+    for key, value in dictionary.items():
+        word = (key.decode() if isinstance(key, bytes) else key).lower()
+        lemma = (value.decode() if isinstance(value, bytes) else value).lower()
+        if lemma in targets and word not in lemmas:
+            lemmas[word] = _lemma(word)
+    heads: dict[str, list[list]] = {}
+    for form in forms:
+        for cut in range(MIN_MODIFIER_CHARS, len(form) - MIN_HEAD_CHARS + 1):
+            prefix = form[:cut].rstrip("-")
+            known = is_known_word(prefix, "en")
+            if known or prefix in forms:
+                heads.setdefault(form, []).append([form[cut:], prefix, known])
+    return {
+        "lemmas": {w: lemma for w, lemma in lemmas.items() if lemma != w},
+        "stopwords": sorted(STOPWORDS),
+        "light_stopwords": sorted(_FUNCTION_WORDS),
+        "filler": sorted(_QUESTION_FILLER),
+        "heads": heads,
+        "language_words": {lang: sorted(ws) for lang, ws in _STOPWORDS.items()},
+        "letter_hints": {k: list(v) for k, v in _LETTER_HINTS.items()},
+        "function_words": {lang: sorted(function_words(lang)) for lang in LANGUAGE_NAMES},
+    }
+
+
+# The whole index --------------------------------------------------------------------------------------
+
+
+def build_index(corpus: Corpus, embedder: Embedder, settings: Settings) -> tuple[dict, dict[str, bytes]]:
+    """The page's index (JSON-ready) and its binary files by name."""
+    sentences: dict[str, int] = {}
+    headings: dict[str, int] = {}
+    chunks = []
+    for row in corpus.chunks:
+        units = []
+        body = row["text"] or ""
+        for start, text in sentence_units(body):
+            ok, sign = readable(text), is_signpost(text)
+            vector = sentences.setdefault(text, len(sentences)) if ok or sign else -1
+            # Offsets in UTF-16 code units, as JavaScript strings count them (an emoji is two).
+            units.append([utf16_len(body[:start]), utf16_len(text), int(ok) | (2 * int(sign)), vector])
+        heading = heading_text(row["title"] or "", row["section"] or "")
+        chunks.append(
+            {
+                "id": row["chunk_id"],
+                "post": row["post_id"],
+                "title": row["title"] or row["post_id"],
+                "collection": row["collection"] or "",
+                "date": row["date"] or "",
+                "section": row["section"] or "",
+                "text": row["text"] or "",
+                "keywords": list(row["keywords"] or []),
+                "url": row["url"],
+                "heading": headings.setdefault(heading, len(headings)),
+                "units": units,
+            }
+        )
+    sentence_vectors = _embed_all(embedder, list(sentences))
+    heading_vectors = _embed_all(embedder, list(headings))
+    parts = [corpus.vectors, sentence_vectors, heading_vectors]
+    dim = corpus.vectors.shape[1]
+    matrix = np.vstack([p.reshape(-1, dim) for p in parts])
+    ints, scales = quantize(matrix)
+    index = {
+        "format": FORMAT,
+        "model_id": corpus.model_id,
+        "dim": dim,
+        "counts": {"chunks": len(chunks), "sentences": len(sentences), "headings": len(headings)},
+        "settings": _settings(settings),
+        "rules": _rules(corpus.model_id),
+        "chunks": chunks,
+        "bm25": bm25_index(corpus.chunks),
+        "lexicon": lexicon(corpus.chunks),
+    }
+    return index, {"vectors.i8": ints.tobytes(), "scales.f32": scales.astype("<f4").tobytes()}
+
+
+def _settings(settings: Settings) -> dict:
+    return {
+        "top_k": settings.top_k,
+        "threshold": settings.threshold,
+        "min_chunks": settings.min_chunks,
+        "max_chunks": settings.max_chunks,
+        "mode": settings.retrieval_mode,
+        "fusion": settings.fusion,
+        "rrf_k": settings.rrf_k,
+        "routing": settings.routing,
+        "max_question_chars": settings.max_question_chars,
+    }
+
+
+def _rules(model_id: str) -> dict:
+    """The constants of core/answer and core/search that the page's port of them needs."""
+    bar = thresholds_for(model_id)
+    return {
+        "scale": list(relevance_scale(model_id)),
+        "thresholds": {
+            "similarity": bar.similarity,
+            "supported": bar.supported,
+            "max_missing": bar.max_missing,
+            "cross_language": bar.cross_language,
+        },
+        "dense_weight": DENSE_WEIGHT,
+        "route_margin": ROUTE_MARGIN,
+        "max_hits": MAX_HITS,
+        "max_candidates": MAX_CANDIDATES,
+        "max_words": MAX_WORDS,
+        "weights": {
+            "similarity": W_SIMILARITY,
+            "heading": W_HEADING,
+            "coverage": W_COVERAGE,
+            "coverage_light": W_COVERAGE_LIGHT,
+            "hit": W_HIT,
+            "length": W_LENGTH,
+            "question": W_QUESTION,
+        },
+        "near_duplicate": NEAR_DUPLICATE,
+        "second_post_gap": SECOND_POST_GAP,
+        "min_signpost_words": MIN_SIGNPOST_WORDS,
+        "checked_hits": CHECKED_HITS,
+        "suggestions": SUGGESTIONS,
+        "min_head_chars": MIN_HEAD_CHARS,
+        "min_modifier_chars": MIN_MODIFIER_CHARS,
+        "no_answer": {**NO_ANSWER, "en": NO_ANSWER_MESSAGE},
+        "cannot_read": CANNOT_READ,
+    }

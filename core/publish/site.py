@@ -1,0 +1,189 @@
+"""`inkwell export --static DIR`: a folder any static host serves, whose page answers readers alone.
+
+    report = export_static(settings, "site/")
+
+    site/index.html, inkwell-static.mjs, inkwell-core.mjs, inkwell-static.css   the widget
+    site/data/index.json, vectors.i8, scales.f32                                 core/publish/bundle.py
+    site/model/question.onnx, tokenizer.json                                     core/publish/model.py
+    site/vendor/ort.wasm.min.mjs, ort-wasm-simd-threaded.{mjs,wasm}, porter2.mjs, licenses
+
+The vendor files come from the npm packages pinned in static/package-lock.json, installed by `make static`
+(`npm ci`) into static/node_modules (or INKWELL_STATIC_RUNTIME): the page loads nothing from elsewhere.
+Only tables embedded with the bundled MiniLM can be exported: its ONNX export is what the page runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core.config import Settings
+from core.embed import embedder_for_store
+from core.publish.bundle import FTS_STOP_WORDS, build_index, read_corpus
+from core.publish.model import MAX_TOKENS, question_model, weights_dir
+from core.store import Store
+
+SUPPORTED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+ASSETS = Path(__file__).parent / "assets"
+PAGE_FILES = ("index.html", "inkwell-static.mjs", "inkwell-core.mjs", "inkwell-static.css")
+RUNTIME_DIR = Path(__file__).resolve().parents[2] / "static" / "node_modules"
+ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
+
+
+class StaticExportError(ValueError):
+    """The static site cannot be written; the message says why and what to do."""
+
+
+@dataclass
+class StaticReport:
+    path: Path
+    chunks: int
+    sentences: int
+    headings: int
+    sizes: dict[str, int] = field(default_factory=dict)  # bytes per written file (relative path)
+    seconds: float = 0.0
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(self.sizes.values())
+
+    @property
+    def vector_bytes_per_1000_chunks(self) -> int:
+        """The vectors' bytes (chunks, their quotable sentences and headings) per 1,000 chunks."""
+        size = self.sizes.get("data/vectors.i8", 0) + self.sizes.get("data/scales.f32", 0)
+        return round(size * 1000 / max(self.chunks, 1))
+
+    @property
+    def data_bytes_per_1000_chunks(self) -> int:
+        """Everything under data/ (text, keyword statistics, word tables, vectors) per 1,000 chunks."""
+        size = sum(v for k, v in self.sizes.items() if k.startswith("data/"))
+        return round(size * 1000 / max(self.chunks, 1))
+
+    def to_json(self) -> dict:
+        return {
+            "path": str(self.path),
+            "chunks": self.chunks,
+            "sentences": self.sentences,
+            "headings": self.headings,
+            "total_bytes": self.total_bytes,
+            "vector_bytes_per_1000_chunks": self.vector_bytes_per_1000_chunks,
+            "data_bytes_per_1000_chunks": self.data_bytes_per_1000_chunks,
+            "sizes": self.sizes,
+            "seconds": round(self.seconds, 2),
+        }
+
+    def summary(self) -> str:
+        mb = self.total_bytes / 1e6
+        return (
+            f"wrote a static site of {self.chunks} chunks to {self.path} ({mb:.1f} MB; vectors "
+            f"{self.vector_bytes_per_1000_chunks / 1e6:.2f} MB per 1,000 chunks) in {self.seconds:.0f} s"
+        )
+
+
+def runtime_dir() -> Path:
+    return Path(os.environ.get("INKWELL_STATIC_RUNTIME") or RUNTIME_DIR)
+
+
+def model_cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "inkwell" / "onnx"
+
+
+def check_model(model_id: str) -> None:
+    """Refuse a table the page cannot embed questions for, naming what is supported."""
+    if model_id != SUPPORTED_MODEL:
+        raise StaticExportError(
+            f"the static site supports tables embedded with {SUPPORTED_MODEL} only; this one uses "
+            f"{model_id} (re-embed a copy with `inkwell reembed --embed-model all-MiniLM-L6-v2`, or serve "
+            "the app for questions in other languages)"
+        )
+
+
+def runtime_files() -> dict[str, Path]:
+    """site-relative path → source file of the npm packages the page runs."""
+    root = runtime_dir()
+    ort = root / "onnxruntime-web"
+    stemmer = root / "wink-porter2-stemmer"
+    files = {f"vendor/{name}": ort / "dist" / name for name in ORT_FILES}
+    files |= {
+        "vendor/onnxruntime-web.package.json": ort / "package.json",
+        "vendor/wink-porter2-stemmer.LICENSE": stemmer / "LICENSE",
+        "vendor/wink-porter2-stemmer.package.json": stemmer / "package.json",
+        "vendor/porter2.cjs": stemmer / "src" / "wink-porter2-stemmer.js",
+    }
+    missing = [str(p) for p in files.values() if not p.is_file()]
+    if missing:
+        raise StaticExportError(
+            f"the browser runtime is not installed ({missing[0]} is missing): run `make static` "
+            "(npm ci in static/), or point INKWELL_STATIC_RUNTIME at a node_modules folder holding "
+            "onnxruntime-web and wink-porter2-stemmer"
+        )
+    return files
+
+
+def export_static(settings: Settings, path: str | Path) -> StaticReport:
+    """Write the static site for the stored posts into `path` (created; files there are replaced)."""
+    started = time.perf_counter()
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise StaticExportError(f"{out} is a file, not a folder")
+    store = Store(settings.data_dir)
+    model_id = store.model_id()
+    if model_id is None:
+        raise StaticExportError("nothing to export: the table holds no chunks (ingest posts first)")
+    check_model(model_id)
+    vendor = runtime_files()  # before the slow parts: a missing runtime fails at once
+    corpus = read_corpus(store)
+    embedder = embedder_for_store(settings, model_id)
+    index, blobs = build_index(corpus, embedder, settings)
+    index["fts_stop_words"] = sorted(FTS_STOP_WORDS)
+    index["max_tokens"] = MAX_TOKENS
+    model = question_model(model_cache())
+
+    for sub in ("data", "model", "vendor"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    for name in PAGE_FILES:
+        written[name] = _copy(ASSETS / name, out / name)
+    for name, data in blobs.items():
+        written[f"data/{name}"] = _write(out / "data" / name, data)
+    written["data/index.json"] = _write(
+        out / "data" / "index.json", json.dumps(index, ensure_ascii=False, separators=(",", ":")).encode()
+    )
+    written["model/question.onnx"] = _copy(model, out / "model" / "question.onnx")
+    written["model/tokenizer.json"] = _copy(
+        weights_dir() / "tokenizer.json", out / "model" / "tokenizer.json"
+    )
+    for name, source in vendor.items():
+        if name == "vendor/porter2.cjs":  # CommonJS: wrapped as the ES module the page imports
+            wrapped = f"const module = {{ exports: {{}} }};\n{source.read_text(encoding='utf-8')}\nexport default module.exports;\n"
+            written["vendor/porter2.mjs"] = _write(out / "vendor" / "porter2.mjs", wrapped.encode())
+        else:
+            written[name] = _copy(source, out / name)
+    counts = index["counts"]
+    return StaticReport(
+        out,
+        counts["chunks"],
+        counts["sentences"],
+        counts["headings"],
+        {name: p.stat().st_size for name, p in written.items()},
+        time.perf_counter() - started,
+    )
+
+
+def _write(target: Path, data: bytes) -> Path:
+    partial = target.with_name(target.name + ".part")
+    partial.write_bytes(data)
+    partial.replace(target)
+    return target
+
+
+def _copy(source: Path, target: Path) -> Path:
+    partial = target.with_name(target.name + ".part")
+    shutil.copyfile(source, partial)
+    partial.replace(target)
+    return target

@@ -1,0 +1,117 @@
+"""Starter questions for the empty chat, suggested from the posts' most central chunks.
+
+    suggest_starters(store, count=4) -> [Starter(question, chunk_id, post_id, title, basis), …]
+
+How: the posts' vectors (the mean of their chunks') are grouped into `count` clusters (k-means, started
+from the points farthest apart, so the same table gives the same suggestions); in each cluster the
+chunk closest to the cluster's centre, one per post, is the most central passage on that subject. Each
+is turned into a question by a fixed template from what the chunk itself names, so a suggestion never
+claims something the post does not say:
+
+- its section heading, when the heading is itself a question ("Why did I start?"): asked as written;
+- else its section heading, as written: "What have you written about <heading>?";
+- else its two best keywords: "What have you written about <k1> and <k2>?";
+- else its post's title: "What is your post “<title>” about?".
+
+The owner reviews and edits them on the Settings page before anything is saved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.store import Store
+
+KMEANS_ROUNDS = 25
+MAX_HEADING_WORDS = 8  # a longer "heading" is a sentence, not a subject
+
+
+@dataclass(frozen=True)
+class Starter:
+    question: str
+    chunk_id: str
+    post_id: str
+    title: str
+    basis: str  # "question heading" | "heading" | "keywords" | "title": what the question was made from
+
+
+def suggest_starters(store: Store, count: int = 4) -> list[Starter]:
+    """Up to `count` questions, one per cluster of posts, from each cluster's most central chunk."""
+    meta, vectors = store.chunk_vectors()
+    if not len(vectors) or count < 1:
+        return []
+    vectors = _normalised(vectors)
+    post_ids = meta["post_id"].to_pylist()
+    posts = list(dict.fromkeys(post_ids))
+    index = {p: i for i, p in enumerate(posts)}
+    rows = np.array([index[p] for p in post_ids])
+    post_vectors = _normalised(np.stack([vectors[rows == i].mean(axis=0) for i in range(len(posts))]))
+    labels, centres = kmeans(post_vectors, min(count, len(posts)))
+    chunk_ids = meta["chunk_id"].to_pylist()
+    chosen: list[str] = []
+    used: set[str] = set()  # one chunk per post
+    for cluster in _by_size(labels):
+        members = np.flatnonzero(labels[rows] == cluster)  # the chunks of this cluster's posts
+        best = members[np.argsort(-(vectors[members] @ centres[cluster]))]
+        pick = next((int(i) for i in best if post_ids[i] not in used), None)
+        if pick is not None:
+            chosen.append(chunk_ids[pick])
+            used.add(post_ids[pick])
+    found = store.get_chunks(chosen)
+    starters = [_starter(found[c]) for c in chosen if c in found]
+    return list({s.question.lower(): s for s in starters}.values())
+
+
+def kmeans(points: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cluster unit vectors by cosine into `k` groups: (each point's label, the unit centres).
+    Deterministic: seeded with the point nearest the mean, then each next the farthest from the seeds."""
+    centre = points.mean(axis=0)
+    seeds = [int(np.argmax(points @ centre))]
+    while len(seeds) < k:
+        nearest = (points @ points[seeds].T).max(axis=1)
+        seeds.append(int(np.argmin(nearest)))
+    centres = points[seeds].copy()
+    labels = np.zeros(len(points), dtype=int)
+    for _ in range(KMEANS_ROUNDS):
+        new = np.argmax(points @ centres.T, axis=1)
+        if _ and np.array_equal(new, labels):
+            break
+        labels = new
+        for c in range(k):
+            if np.any(labels == c):
+                centres[c] = points[labels == c].mean(axis=0)
+        centres = _normalised(centres)
+    return labels, centres
+
+
+def _by_size(labels: np.ndarray) -> list[int]:
+    """Cluster numbers, the biggest first (the subject most posts are about leads)."""
+    sizes = np.bincount(labels)
+    return [int(c) for c in sorted(range(len(sizes)), key=lambda c: (-sizes[c], c)) if sizes[c]]
+
+
+def _normalised(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.where(norms == 0, 1, norms)
+
+
+def _starter(chunk: dict) -> Starter:
+    question, basis = question_for(
+        chunk.get("section") or "", chunk.get("title") or "", chunk.get("keywords")
+    )
+    return Starter(question, chunk["chunk_id"], chunk["post_id"], chunk.get("title") or "", basis)
+
+
+def question_for(section: str, title: str, keywords: list[str] | None) -> tuple[str, str]:
+    """A question from what a chunk names (see the module docstring), and what it was made from."""
+    heading = " ".join(section.split()).strip(" .:;-–—")
+    if heading and heading.lower() != title.strip().lower() and len(heading.split()) <= MAX_HEADING_WORDS:
+        if heading.endswith("?"):
+            return heading, "question heading"
+        return f"What have you written about {heading}?", "heading"  # as written: it may be a name
+    words = [k.strip() for k in keywords or [] if k and k.strip()][:2]
+    if words:
+        return f"What have you written about {' and '.join(words)}?", "keywords"
+    return f"What is your post “{' '.join(title.split())}” about?", "title"

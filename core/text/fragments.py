@@ -1,0 +1,69 @@
+"""Links that open a post at a quoted sentence: WICG Text Fragments (`…/post/#:~:text=…`), which
+Chromium, Safari and Firefox scroll to and highlight, and the app's own reader page for posts without an
+address (`/read?post=<id>&q=<sentence>`).
+
+The spec (https://wicg.github.io/scroll-to-text-fragment/): a text directive is
+`text=[prefix-,]start[,end][,-suffix]`; several are joined by `&`; the directives follow `:~:` in the
+URL's fragment, after any fragment the page already has (`#intro:~:text=…`). Each text part is
+percent-encoded, and `-`, `&` and `,` must be too, since they are the directive's own syntax. Matching
+is on whole words, whitespace collapsed, case-insensitive; so a long sentence is given by its first and
+last words (`start,end`), which keeps the link short and still marks the whole sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from urllib.parse import quote, urlencode
+
+DIRECTIVE = ":~:"
+LONG_WORDS = 10  # a sentence of more words is linked as start,end
+EDGE_WORDS = 4  # words of each end in the start,end form
+MAX_DIRECTIVES = 5  # sentences one link highlights
+READER_PATH = "read"  # url_path of the reader page (pages/read.py)
+MAX_READER_CHARS = 300  # of one sentence in a reader link (the page finds it by its start)
+
+
+def encode_part(text: str) -> str:
+    """One text part percent-encoded as the spec wants: UTF-8 bytes, everything but letters, digits and
+    `_.~` escaped, `-` too (quote() keeps it, but it marks a prefix or suffix)."""
+    return quote(text, safe="").replace("-", "%2D")
+
+
+def text_directive(sentence: str) -> str:
+    """`text=…` for one sentence: whole when short, its first and last words when long; "" for none."""
+    words = sentence.split()
+    if not words:
+        return ""
+    if len(words) <= LONG_WORDS:
+        return "text=" + encode_part(" ".join(words))
+    start, end = " ".join(words[:EDGE_WORDS]), " ".join(words[-EDGE_WORDS:])
+    return f"text={encode_part(start)},{encode_part(end)}"
+
+
+def fragment_link(url: str, sentences: str | Iterable[str]) -> str:
+    """`url` opening at the sentences (at most MAX_DIRECTIVES, repeats once): any text directive the
+    URL had is replaced, its own fragment kept. `url` unchanged with no sentence; "" without a url."""
+    if not url:
+        return ""
+    if isinstance(sentences, str):
+        sentences = [sentences]
+    directives = list(dict.fromkeys(d for d in map(text_directive, sentences) if d))[:MAX_DIRECTIVES]
+    base, hashed, fragment = url.partition("#")
+    fragment = fragment.split(DIRECTIVE, 1)[0] if hashed else ""
+    if not directives:
+        return f"{base}#{fragment}" if fragment else base
+    return f"{base}#{fragment}{DIRECTIVE}{'&'.join(directives)}"
+
+
+def reader_link(post_id: str, sentences: Iterable[str] = ()) -> str:
+    """The app's reader page for a post, marking these sentences (relative: `read?post=…&q=…`)."""
+    quoted = list(dict.fromkeys(" ".join(s.split())[:MAX_READER_CHARS] for s in sentences if s.strip()))
+    query = urlencode([("post", post_id), *(("q", s) for s in quoted[:MAX_DIRECTIVES])])
+    return f"{READER_PATH}?{query}"
+
+
+def citation_link(post_id: str, url: str, sentences: str | Iterable[str] = ()) -> str:
+    """Where a reader's click on a cited post goes: the post's own page at the sentences when it has an
+    address, else the reader page."""
+    listed = [sentences] if isinstance(sentences, str) else list(sentences)
+    return fragment_link(url, listed) if url else reader_link(post_id, listed)

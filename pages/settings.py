@@ -1,0 +1,182 @@
+"""Settings (owner only): how the author sounds and what a new reader is offered, saved with the tables
+(core/answer/owner.py) and used by the next question on every page and replica, without a restart.
+
+Fields: the author's name and description, the persona prompt, the decline text, the chat's title and
+greeting, and 3–6 starter questions (typed, or suggested from the posts' most central chunks). A preview
+shows, for a question, the system prompt a generated answer would be sent with the values as typed (saved
+or not) and the answer in each mode (generated only when a model is configured).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.answer import reply
+from core.answer.generate import DEFAULT_PROMPT_TEMPLATE, build_messages
+from core.answer.owner import (
+    APPLIED,
+    DESCRIPTIONS,
+    KEYS,
+    MAX_STARTERS,
+    PERSONA_EXAMPLE,
+    load_owner,
+    save_owner,
+)
+from core.config import ConfigError, Settings
+from core.llm import LLMError
+from core.search import route_and_search
+from core.search.starters import suggest_starters
+from pages import shared
+from pages.shared.state import read_secrets
+
+shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
+
+md = shared.md_escape
+FIELD = "owner_{}"  # session state key of each field's widget
+LABELS = {
+    "author_name": "Author's name",
+    "author_description": "Short description",
+    "persona_prompt": "Persona prompt",
+    "decline_text": "Decline text",
+    "chat_title": "Chat title",
+    "greeting": "Greeting",
+    "starters": "Starter questions (one per line)",
+}
+
+st.title("Settings")
+shared.show_flash()
+if not shared.require_owner("Changing the settings"):
+    st.stop()
+
+settings = shared.base_settings()  # what answers use now: saved values over the environment's
+store = shared.get_store(settings)
+try:
+    saved = load_owner(store)
+except shared.KNOWN_ERRORS as exc:
+    st.error(f"Cannot read the saved settings: {md(exc)}")
+    st.stop()
+defaults = Settings.load(secrets=read_secrets())  # what applies where nothing is saved
+
+
+def stored_text(key: str) -> str:
+    value = getattr(saved, key)
+    return "\n".join(value) if key == "starters" else value
+
+
+for key in KEYS:  # the widgets start from what is saved, and keep the owner's typing across reruns
+    st.session_state.setdefault(FIELD.format(key), stored_text(key))
+
+
+def typed() -> dict[str, str]:
+    return {key: st.session_state[FIELD.format(key)] for key in KEYS}
+
+
+def use_example_persona() -> None:
+    st.session_state[FIELD.format("persona_prompt")] = PERSONA_EXAMPLE
+
+
+def suggest() -> None:
+    try:
+        found = suggest_starters(store, count=4)
+    except shared.KNOWN_ERRORS as exc:
+        shared.flash(f"Could not suggest questions: {exc}", "error")
+        return
+    if not found:
+        shared.flash("There are no posts to suggest questions from yet.", "warning")
+        return
+    st.session_state[FIELD.format("starters")] = "\n".join(s.question for s in found)
+    shared.flash(
+        "Suggested from the posts' most central passages: "
+        + "; ".join(f"“{s.question}” ({s.title})" for s in found)
+        + ". Edit them, then Save.",
+        "info",
+    )
+
+
+def not_set_note(key: str) -> str:
+    if key in APPLIED:
+        return f"Not saved: “{getattr(defaults, key) or DEFAULT_PROMPT_TEMPLATE}” applies (environment or default)."
+    return "Not saved."
+
+
+def field(key: str, *, area: bool = False, height: int | None = None) -> None:
+    widget = st.text_area if area else st.text_input
+    options = {"height": height} if area and height else {}
+    widget(LABELS[key], key=FIELD.format(key), help=DESCRIPTIONS[key], **options)
+    if not st.session_state[FIELD.format(key)].strip() and key != "starters":
+        st.caption(md(not_set_note(key)))
+
+
+st.caption(
+    "Saved with the tables: every page, `inkwell ask` and every replica use them from the next question, "
+    "no restart. A value saved here wins over INKWELL_AUTHOR_NAME, INKWELL_AUTHOR_DESCRIPTION and "
+    "secrets.toml; leave a field empty to use those again."
+)
+left, right = st.columns(2)
+with left:
+    field("author_name")
+    field("author_description")
+    field("chat_title")
+    field("greeting", area=True, height=90)
+with right:
+    field("decline_text", area=True, height=90)
+    st.caption(
+        "Shown, word for word, when the posts do not answer a question (no model writes it), to readers "
+        "asking in the language it is written in; other languages keep the built-in reply."
+    )
+    field("starters", area=True, height=160)
+    st.button(
+        "Suggest starter questions",
+        on_click=suggest,
+        icon=":material/lightbulb:",
+        help=f"Up to 4 questions (at most {MAX_STARTERS} are kept) made from the most central passage of "
+        "each group of similar posts: from its heading, keywords or title, never claiming what it says.",
+    )
+field("persona_prompt", area=True, height=180)
+st.button("Start from the example persona", on_click=use_example_persona, type="tertiary")
+
+if st.button("Save", type="primary", icon=":material/save:"):
+    changes = {k: v for k, v in typed().items() if v.strip() != stored_text(k).strip()}
+    try:
+        save_owner(store, changes)
+    except ConfigError as exc:
+        st.error(f"Not saved: {md(exc)}")
+    except shared.KNOWN_ERRORS as exc:
+        st.error(f"Could not save the settings: {md(exc)}")
+    else:
+        shared.flash("Saved. Readers get them with their next question." if changes else "Nothing changed.")
+        st.rerun()
+
+# Preview ----------------------------------------------------------------------------------------------------
+st.subheader("Preview")
+st.caption("Ask a question to see the prompt a generated answer would be sent, and the answer in each mode, "
+           "with the values above as typed (saved or not).")  # fmt: skip
+question = st.text_input("Question", key="owner_preview_question", placeholder="e.g. one of the starters")
+if st.button("Preview", icon=":material/visibility:") and question.strip():
+    values = typed()
+    try:
+        preview = settings.replace(**{k: values[k].strip() or getattr(defaults, k) for k in APPLIED})
+        embedder = shared.get_embedder_cached(preview)
+        with st.spinner("Searching the posts…"):
+            _, retrieval = route_and_search(question, preview, store=store, embedder=embedder)
+    except shared.KNOWN_ERRORS as exc:
+        st.error(f"Cannot preview: {md(exc)}")
+        st.stop()
+    messages, _ = build_messages(question, retrieval.hits, preview)
+    st.markdown("**System prompt a generated answer is sent**")
+    st.code(messages[0]["content"], language=None, wrap_lines=True)
+    modes = ["extractive"] if preview.uses_builtin_llm else ["extractive", "generative"]
+    for mode, column in zip(modes, st.columns(len(modes)), strict=True):
+        with column:
+            st.markdown(f"**{'The author’s own sentences' if mode == 'extractive' else 'Generated answer'}**")
+            try:
+                answered = reply(question, retrieval.hits, preview, embedder, mode=mode)
+                text = "".join(answered)
+            except (LLMError, *shared.KNOWN_ERRORS) as exc:
+                st.error(f"Could not answer: {md(exc)}")
+                continue
+            if answered.mode == "none":
+                st.caption("The posts do not answer this: readers get the decline text.")
+            st.text(text)
+    if preview.uses_builtin_llm:
+        st.caption("No answer model is configured (OPENAI_API_KEY or OPENAI_BASE_URL): readers get quotes.")

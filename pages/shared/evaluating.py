@@ -1,0 +1,128 @@
+"""The Evaluate page's tables and charts for people: each column's header in words with a one-line
+explanation (its `help`, shown on hover), widths that show every header and cell in full, and the
+figures a comparison is about as bar charts. The tables' keys stay as in the downloads (`ndcg@10`,
+`latency_p50_ms`, `dense · ndcg@10`); only what is shown changes."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from pages.shared.tables import header_width
+
+# key (with "@k" for any cut-off) → (header, one-line explanation).
+WORDS: dict[str, tuple[str, str]] = {
+    "config": ("Configuration", "Retrieval mode, fusion, reranker and chunk size of this row."),
+    "judged": ("Judged queries", "Queries with at least one judged post, of all queries."),
+    "chunks": ("Chunks", "Chunks in the table searched."),
+    "recall@k": ("Posts found (recall@k)", "Share of each query's relevant posts among the top k results."),
+    "mrr@k": ("First right post (MRR@k)", "1 ÷ the rank of the first relevant post in the top k (1: it came first)."),
+    "ndcg@k": ("Ranking quality (nDCG@k)", "Relevant posts near the top, better ones higher (1: the ideal order)."),
+    "evidence_hit@k": ("Evidence found (hit@k)", "Share of queries where a top-k chunk holds an evidence quote."),
+    "latency_p50_ms": ("Typical search (ms)", "Median time to search one query (p50)."),
+    "latency_p95_ms": ("Slow search (ms)", "95 of 100 searches took at most this long (p95)."),
+    "id": ("Query", "The query's id in the set."),
+    "query": ("Question", "The question as asked."),
+    "relevant": ("Relevant posts", "The judged posts, most relevant first."),
+    "evidence": ("Quotes", "How many evidence quotes the question has."),
+    "found": ("quotes found", "Evidence quotes seen in the top-k chunks (found/quotes: the quotes)."),
+    "mode": ("Answer mode", "How the answers were made: the author's sentences, or generated."),
+    "on_topic": ("On-topic questions", "Questions the posts answer."),
+    "off_topic": ("Off-topic questions", "Questions the posts do not answer (a decline is right)."),
+    "token_f1": ("Words shared with the reference (F1)", "Token F1 of the answer against the reference answer."),
+    "evidence_in_answer": ("Holds an evidence quote", "Share of answers that contain an evidence quote."),
+    "invented_words": ("Invented words", "Share of the answer's content words found in no excerpt (lower is better)."),
+    "grounded": ("Grounded", "Share of the answer's sentences the excerpts support."),
+    "no_answer_on_topic": ("Declined on topic", "Share of on-topic questions told “I haven't written about that” (lower is better)."),
+    "no_answer_off_topic": ("Declined off topic", "Share of off-topic questions told so (higher is better)."),
+    "seconds_p50": ("Typical answer (s)", "Median seconds per answer (p50)."),
+    "seconds_p95": ("Slow answer (s)", "95 of 100 answers took at most this long (p95)."),
+    "query_id": ("Query", "The question's id in the set."),
+    "question": ("Question", "The question as asked."),
+    "kind": ("Kind", "What sort of question it is in the set."),
+    "replied": ("Replied as", "How it was answered: extractive, generative, or none (declined)."),
+    "answer": ("Answer", "What the reader was told."),
+    "f1": ("Words shared (F1)", "Token F1 against the reference answer."),
+    "invented": ("Invented words", "Share of content words in no excerpt."),
+    "seconds": ("Seconds", "Time to answer."),
+    "sources": ("Sources", "The posts the answer cites."),
+    "declined": ("Declined by the check", "Generated, but the grounding check left nothing to show."),
+    "no_answer": ("No answer", "The reader was told the posts do not answer it."),
+}  # fmt: skip
+RATIO = (" vs baseline", "This row's figure ÷ the baseline's: above 1 is better (for times: slower).")
+# Columns of free text: wide, with rows tall enough for the longest cell.
+TEXT = {"query", "question", "answer", "relevant", "found", "sources"}
+CHARS_PER_LINE = 58  # a "large" column (~400 px) in the app's font
+LINE_PX, ROW_PADDING_PX, MAX_LINES = 21, 14, 8
+
+
+def words(column: str) -> tuple[str, str]:
+    """(header, explanation) of a column: 'ndcg@10' → ('Ranking quality (nDCG@10)', …),
+    'dense · found' → ('dense: quotes found', …), 'mrr@10 ×' → ('First right post (MRR@10) vs baseline', …)."""
+    if column.endswith(" ×"):
+        label, _ = words(column[:-2])
+        return label + RATIO[0], RATIO[1]
+    if " · " in column:
+        config, _, key = column.partition(" · ")
+        label, help_text = words(key)
+        return f"{config}: {label[0].lower() + label[1:]}", help_text
+    cut = re.search(r"@(\d+)$", column)
+    key = re.sub(r"@\d+$", "@k", column)
+    label, help_text = WORDS.get(key, (column, ""))
+    if cut:
+        label = label.replace("@k", "@" + cut.group(1))
+        help_text = help_text.replace("top k", f"top {cut.group(1)}").replace("top-k", f"top-{cut.group(1)}")
+    return label, help_text
+
+
+def _is_text(column: str) -> bool:
+    return column.partition(" · ")[2] in TEXT or column in TEXT
+
+
+def column_config(frame: pd.DataFrame) -> dict[str, Any]:
+    """Headers in words with their explanation, each column wide enough for its header; free text wide;
+    three decimals for scores and ratios, one for milliseconds and seconds."""
+    cc = st.column_config
+    config: dict[str, Any] = {}
+    for column in frame.columns:
+        label, help_text = words(column)
+        width = header_width(label)
+        if _is_text(column):
+            config[column] = cc.TextColumn(label, help=help_text, width="large")
+        elif column.endswith(("_ms", "seconds", "_p50", "_p95")):
+            config[column] = cc.NumberColumn(label, help=help_text, format="%.1f", width=width)
+        elif pd.api.types.is_float_dtype(frame[column]):
+            config[column] = cc.NumberColumn(label, help=help_text, format="%.3f", width=width)
+        else:
+            config[column] = cc.Column(label, help=help_text, width=width)
+    return config
+
+
+def row_height(frame: pd.DataFrame) -> int | None:
+    """Pixels per row that show the longest free-text cell in full (None: one line is enough)."""
+    longest = 0
+    for column in frame.columns:
+        if _is_text(column):
+            longest = max(longest, int(frame[column].astype(str).str.len().max() or 0))
+    lines = min(MAX_LINES, math.ceil(longest / CHARS_PER_LINE)) if longest else 1
+    return LINE_PX * lines + ROW_PADDING_PX if lines > 1 else None
+
+
+def table(frame: pd.DataFrame) -> None:
+    """A table as people read it (see the module docstring)."""
+    st.dataframe(frame, hide_index=True, column_config=column_config(frame), row_height=row_height(frame))
+
+
+def bar_chart(frame: pd.DataFrame, index: str, columns: list[str], *, title: str) -> None:
+    """Grouped bars: one group per measure in `columns` (named in words), one colour per row of `frame`
+    (named by its `index` column), so rows compare at a glance."""
+    present = [c for c in columns if c in frame.columns and frame[c].notna().any()]
+    if frame.empty or not present:
+        return
+    data = frame.set_index(index)[present].rename(columns=lambda c: words(c)[0]).T
+    st.markdown(f"**{title}**")
+    st.bar_chart(data, stack=False, horizontal=True, x_label="", y_label="")

@@ -1,0 +1,389 @@
+"""Blog-platform exports (WordPress WXR, Ghost JSON, Substack and Medium zips), PDF and Word files:
+parsed with their titles, dates, tags, addresses and slug ids; ingested through the real `inkwell
+ingest` (hash embeddings from a loopback server) and the Ingest page (AppTest); hostile exports refused by
+name while the rest of the batch goes in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.ingest.rebuild import rebuild_post
+from core.parse import ImportOptions, parse_bytes, parse_paths
+from core.parse.fields import BadInput
+from core.parse.safezip import SafeZip, ZipLimits
+from core.parse.wxr import strip_shortcodes
+from core.store import Store
+from tests.conftest import isolate_app, open_app, shown, texts
+from tests.hostile_support import run_cli
+from tests.imports_support import (
+    BILLION_LAUGHS,
+    EXTERNAL_ENTITY,
+    FIXTURES,
+    MALFORMED_WXR,
+    SITE,
+    corrupt_zip,
+    escaping_zip,
+    essay_docx,
+    essay_pdf,
+    make_pdf,
+    zip_bomb,
+    zip_of,
+    zipped,
+)
+from tests.writers_support import embedding_server, environ
+
+WOODSHOP = "https://woodshop.example"
+MEDIUM = "https://medium.example/@maraquill"
+# file name → its published posts: (post_id, title, date, tags, address)
+EXPECTED = {
+    "wordpress.xml": [
+        (
+            "oiling-the-walnut-bench",
+            "Oiling the Walnut Bench",
+            "2021-04-03",
+            ["Finishing", "Furniture", "walnut"],
+            f"{WOODSHOP}/2021/04/03/oiling-the-walnut-bench/",
+        ),
+        (
+            "why-i-left-software",
+            "Why I Left Software",
+            "2020-01-15",
+            ["career"],
+            f"{WOODSHOP}/2020/01/15/why-i-left-software/",
+        ),
+        (
+            "cafe-tables",
+            "Café Tables & Chairs",
+            "2022-06-30",
+            ["Commissions", "Furniture", "oak"],
+            f"{WOODSHOP}/2022/06/30/caf%c3%a9-tables/",
+        ),
+    ],
+    "ghost.json": [
+        (
+            "sharpening-a-plane-iron",
+            "Sharpening a Plane Iron",
+            "2023-03-11",
+            ["Tools", "Sharpening"],
+            f"{SITE}/sharpening-a-plane-iron/",
+        ),
+        ("drying-lumber", "Drying Lumber in the Barn", "2023-05-02", ["Lumber"], f"{SITE}/drying-lumber/"),
+        ("hide-glue-versus-pva", "Hide Glue Versus PVA", "2020-11-21", [], f"{SITE}/hide-glue-versus-pva/"),
+    ],
+    "substack.zip": [
+        ("the-steam-box", "The Steam Box", "2023-02-14", [], f"{SITE}/p/the-steam-box"),
+        ("a-year-of-chairs", "A Year of Chairs, Counted", "2023-12-30", [], f"{SITE}/p/a-year-of-chairs"),
+    ],
+    "medium.zip": [
+        (
+            "why-windsor-chairs-last-3f2a9c1d7b4e",
+            "Why Windsor Chairs Last",
+            "2021-08-09",
+            [],
+            f"{MEDIUM}/why-windsor-chairs-last-3f2a9c1d7b4e",
+        ),
+        (
+            "shaving-horse-plans-8b7c6d5e4f3a",
+            "Shaving Horse Plans",
+            "2022-03-01",
+            [],
+            f"{MEDIUM}/shaving-horse-plans-8b7c6d5e4f3a",
+        ),
+    ],
+    "essay.pdf": [("essay", "On Green Woodworking", "2023-04-11", ["green wood", "chairs"], "")],
+    "shellac.docx": [("shellac", "Shellac, the Forgiving Finish", "2022-11-05", ["finishes", "shellac"], "")],
+}
+# What --include-drafts and --include-pages add: file name → post ids.
+DRAFTS = {
+    "wordpress.xml": {"half-finished-thoughts-on-cherry"},
+    "ghost.json": {"notes-for-a-spindle-post"},
+    "substack.zip": {"untitled-draft-about-kilns"},
+    "medium.zip": {"kiln-schedules-9a8b7c6d5e4f"},
+}
+PAGES = {"wordpress.xml": {"about"}, "ghost.json": {"commissions"}}
+
+
+def export_files() -> dict[str, bytes]:
+    return {
+        "wordpress.xml": (FIXTURES / "wordpress.xml").read_bytes(),
+        "ghost.json": (FIXTURES / "ghost.json").read_bytes(),
+        "substack.zip": zipped(FIXTURES / "substack"),
+        "medium.zip": zipped(FIXTURES / "medium", "medium-export/"),
+        "essay.pdf": essay_pdf(),
+        "shellac.docx": essay_docx(),
+    }
+
+
+def write_exports(folder: Path) -> dict[str, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name, data in export_files().items():
+        paths[name] = folder / name
+        paths[name].write_bytes(data)
+    return paths
+
+
+def stored(db: Path) -> dict[str, tuple[str, str, list[str]]]:
+    return {r["post_id"]: (r["title"], r["date"], list(r["tags"])) for r in Store(db).list_posts()}
+
+
+def expected_rows(*names: str) -> dict[str, tuple[str, str, list[str]]]:
+    return {pid: (title, date, tags) for name in names for pid, title, date, tags, _ in EXPECTED[name]}
+
+
+@pytest.fixture(scope="module")
+def server():
+    with embedding_server() as server:
+        yield server
+
+
+@pytest.fixture
+def site(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("INKWELL_SITE_URL", SITE)
+    return SITE
+
+
+# Parsing ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_each_format_yields_its_posts_with_titles_dates_tags_addresses(site, tmp_path, name) -> None:
+    path = write_exports(tmp_path)[name]
+    result = parse_paths(path)  # in the reader child process, as an ingest reads it
+    assert not result.errors, result.errors
+    got = [(p.post_id, p.title, p.date, p.tags, p.url) for p in result.posts]
+    assert got == EXPECTED[name]
+    assert all(not b.text.startswith("http") for p in result.posts for b in p.blocks)  # embeds gone
+
+
+@pytest.mark.parametrize("name", list(DRAFTS))
+def test_drafts_and_pages_only_when_asked(site, tmp_path, name) -> None:
+    path = write_exports(tmp_path)[name]
+    published = {p.post_id for p in parse_paths(path).posts}
+    left_out = parse_paths(path).warnings
+    assert len(left_out) == 1 and "left out" in left_out[0].message and "draft" in left_out[0].message
+    drafts = parse_paths(path, options=ImportOptions(include_drafts=True))
+    assert {p.post_id for p in drafts.posts} == published | DRAFTS[name]
+    # A draft has no public address (its WordPress link is a ?p= preview).
+    assert all(not p.url for p in drafts.posts if p.post_id in DRAFTS[name])
+    both = parse_paths(path, options=ImportOptions(include_drafts=True, include_pages=True))
+    assert {p.post_id for p in both.posts} == published | DRAFTS[name] | PAGES.get(name, set())
+    assert not both.warnings
+
+
+def test_wordpress_shortcodes_and_media_leave_the_prose_and_captions() -> None:
+    result = parse_paths(FIXTURES / "wordpress.xml")
+    bench = next(p for p in result.posts if p.post_id == "oiling-the-walnut-bench")
+    assert [b.text for b in bench.blocks] == [
+        "The walnut bench gets oiled twice a year, once in spring and once in autumn, and never in the "
+        "damp weeks of November.",
+        "The bench after its third coat of linseed oil.",  # the [caption]'s text, its <img> gone
+        "I wipe on a thin coat, wait twenty minutes, and rub off everything the wood did not drink. "
+        "Thick coats stay tacky for weeks.",
+        "Three thin coats beat one thick coat, every time.",  # [gallery] and the YouTube line gone
+    ]
+    software = next(p for p in result.posts if p.post_id == "why-i-left-software")
+    assert [(b.heading, b.text) for b in software.blocks][1:3] == [
+        (True, "The first chair"),
+        (
+            False,
+            "My first chair wobbled on every floor in the house. I kept it anyway; it sits in the shop "
+            "beside the lathe.",
+        ),
+    ]
+    assert "[sic]" in next(p for p in result.posts if p.post_id == "cafe-tables").text
+
+
+def test_strip_shortcodes_keeps_bracketed_prose() -> None:
+    text = (
+        'Before [video src="a.mp4"][/video] after [REF: Smith 2019] and [1] and [sic]. '
+        '[caption id="x"]<img src="y.jpg"/> Kept caption[/caption][contact-form-7 id="9" title="Contact"]'
+        "[vc_row][vc_column]Inside a builder row.[/vc_column][/vc_row]"
+    )
+    assert strip_shortcodes(text) == (
+        "Before  after [REF: Smith 2019] and [1] and [sic]. "
+        '<figure><img src="y.jpg"/> Kept caption</figure>Inside a builder row.'
+    )
+
+
+def test_ghost_site_url_setting_beats_the_configured_one(site) -> None:
+    import json
+
+    data = json.loads((FIXTURES / "ghost.json").read_text())
+    data["db"][0]["data"]["settings"].append({"key": "url", "value": "https://ghost.example/"})
+    result = parse_bytes("ghost.json", json.dumps(data).encode())
+    assert result.posts[0].url == "https://ghost.example/sharpening-a-plane-iron/"
+
+
+def test_pdf_drops_running_headers_and_page_numbers_and_reads_the_pages_in_order() -> None:
+    post = parse_bytes("essay.pdf", essay_pdf()).posts[0]
+    assert "Woodshop · Essays" not in post.text and "Page " not in post.text
+    assert post.text.startswith("Green wood is wood that has not been dried.")
+    assert post.text.endswith(
+        "That is the whole secret of a chair that lasts a century: wet wood around dry wood."
+    )
+    titled = parse_bytes("x.pdf", essay_pdf(title="Green Wood, Riven and Dry")).posts[0]
+    assert titled.title == "Green Wood, Riven and Dry"
+    assert titled.blocks[0].text == "On Green Woodworking"  # then the first line stays text
+
+
+def test_word_headings_become_sections() -> None:
+    from core.chunk import chunk_post
+    from core.config import Settings
+
+    post = parse_bytes("shellac.docx", essay_docx()).posts[0]
+    sections = {c.section for c in chunk_post(post, Settings.load(environ={}))}
+    assert {"Mixing a cut", "Repairs"} <= sections
+    assert "1 lb | sealer" in post.text
+
+
+def test_imported_posts_rebuild_from_their_stored_raw_text(site, tmp_path) -> None:
+    for path in write_exports(tmp_path).values():
+        for post in parse_paths(path).posts:
+            row = {**post.__dict__, "tags": post.tags}
+            assert rebuild_post(row).blocks == post.blocks, (path.name, post.post_id)
+
+
+def test_zip_limits_refuse_by_name() -> None:
+    many = zip_of({f"posts/{n}.html": b"<p>x</p>" for n in range(30)})
+    with pytest.raises(BadInput, match="30 members, over the 20 limit"):
+        SafeZip(many, ZipLimits(members=20))
+    with pytest.raises(BadInput, match="over 100 bytes uncompressed"):
+        SafeZip(many, ZipLimits(total_bytes=100))
+
+
+# The command line ------------------------------------------------------------------------------------
+
+
+def test_every_format_through_the_cli_and_a_second_import_adds_nothing(server, tmp_path) -> None:
+    paths = write_exports(tmp_path / "exports")
+    db = tmp_path / "db"
+    env = {**environ(server, db, chunk_tokens="300"), "INKWELL_SITE_URL": SITE}
+    args = ["ingest", *map(str, paths.values()), "--json"]
+
+    first = run_cli(args, env)
+    assert first.code == 0, first.stderr[-3000:]
+    assert stored(db) == expected_rows(*EXPECTED)
+    assert first.report["new"] == sum(map(len, EXPECTED.values())) and first.report["chunks_embedded"] > 0
+
+    again = run_cli(args, env)
+    assert again.code == 0, again.stderr[-3000:]
+    assert again.report["new"] == 0 and again.report["updated"] == 0 and again.report["chunks_embedded"] == 0
+    assert again.report["unchanged"] == first.report["new"]
+    assert stored(db) == expected_rows(*EXPECTED)
+
+
+def test_include_drafts_and_pages_through_the_cli(server, tmp_path) -> None:
+    path = write_exports(tmp_path / "exports")["wordpress.xml"]
+    db = tmp_path / "db"
+    env = environ(server, db, chunk_tokens="300")
+    plain = run_cli(["ingest", str(path)], env)
+    assert plain.code == 0 and "left out 1 draft, 1 page" in plain.stderr
+    run = run_cli(["ingest", str(path), "--include-drafts", "--include-pages"], env)
+    assert run.code == 0, run.stderr[-3000:]
+    rows = stored(db)
+    assert set(rows) == set(expected_rows("wordpress.xml")) | DRAFTS["wordpress.xml"] | PAGES["wordpress.xml"]
+    assert rows["half-finished-thoughts-on-cherry"] == (
+        "Half-Finished Thoughts on Cherry",
+        "2023-09-02",
+        ["Finishing"],
+    )
+
+
+def test_a_wxr_overlapping_markdown_posts_does_not_duplicate_them(server, tmp_path) -> None:
+    folder, db = tmp_path / "posts", tmp_path / "db"
+    folder.mkdir()
+    (folder / "oiling-the-walnut-bench.md").write_text(
+        "---\ntitle: Oiling the Walnut Bench\ndate: 2021-04-03\n---\n\nThe walnut bench gets oiled twice a year.\n"
+    )
+    (folder / "2020-01-15-why.md").write_text(
+        "---\ntitle: Why I Left Software\nslug: why-i-left-software\n---\n\nFor eleven years I wrote billing software.\n"
+    )
+    env = environ(server, db, chunk_tokens="300")
+    assert run_cli(["ingest", str(folder)], env).code == 0
+    wxr = str(FIXTURES / "wordpress.xml")
+
+    run = run_cli(["ingest", wxr, "--json"], env)
+    assert run.code == 1  # the two overlapping posts are refused, named, not stored twice
+    failed = {p["post_id"]: p["message"] for p in run.report["posts"] if p["status"] == "failed"}
+    assert set(failed) == {"oiling-the-walnut-bench", "why-i-left-software"}
+    assert all("another file" in m and "--replace" in m for m in failed.values())
+    posts = Store(db).list_posts()
+    assert sorted(p["post_id"] for p in posts) == [
+        "cafe-tables",
+        "oiling-the-walnut-bench",
+        "why-i-left-software",
+    ]
+
+    replaced = run_cli(["ingest", wxr, "--replace", "--json"], env)
+    assert replaced.code == 0, replaced.stderr[-3000:]
+    posts = {p["post_id"]: p for p in Store(db).list_posts()}
+    assert sorted(posts) == ["cafe-tables", "oiling-the-walnut-bench", "why-i-left-software"]
+    assert {p["source"] for p in posts.values()} == {wxr}
+    assert posts["oiling-the-walnut-bench"]["tags"] == ["Finishing", "Furniture", "walnut"]
+
+
+HOSTILE = {
+    "laughs.xml": (BILLION_LAUGHS, "billion laughs"),
+    "xxe.xml": (EXTERNAL_ENTITY, "external entity"),
+    "broken.xml": (MALFORMED_WXR, "not well-formed XML"),
+    "bomb.zip": (zip_bomb(), "zip bomb"),
+    "escape.zip": (escaping_zip(), "leaves the archive"),
+    "cut-off.zip": (corrupt_zip(), "not a readable zip"),
+    "photos.zip": (zip_of({"IMG_0001.jpg": b"\xff\xd8\xff" + b"x" * 100}), "neither a Substack"),
+    "locked.pdf": (essay_pdf(password="sesame"), "encrypted"),
+    "scan.pdf": (make_pdf([[], [], []], image_only=True), "no text: scanned?"),
+    "damaged.pdf": (
+        b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF",
+        "not a readable PDF",
+    ),
+    "renamed.docx": (b"PK\x03\x04 not really a zip", "not a readable zip"),
+}
+
+
+def test_hostile_exports_are_refused_by_name_and_the_rest_goes_in(server, tmp_path) -> None:
+    folder, db = tmp_path / "batch", tmp_path / "db"
+    paths = write_exports(folder)
+    for name, (data, _) in HOSTILE.items():
+        (folder / name).write_bytes(data)
+    env = {**environ(server, db, chunk_tokens="300"), "INKWELL_SITE_URL": SITE}
+
+    run = run_cli(["ingest", str(folder), "--json"], env)
+
+    assert "Traceback" not in run.stderr, run.stderr[-3000:]
+    assert run.code == 1
+    errors = {Path(e["source"]).name: e["message"] for e in run.report["errors"]}
+    assert set(errors) == set(HOSTILE)
+    for name, (_, reason) in HOSTILE.items():
+        assert reason.lower() in errors[name].lower(), (name, errors[name])
+        assert f"skipped {folder / name}: " in run.stderr
+    assert stored(db) == expected_rows(*EXPECTED)  # every good export went in
+    assert len(paths) == 6
+
+
+# The Ingest page -------------------------------------------------------------------------------------
+
+
+def test_every_format_through_the_ingest_page_upload(site, tmp_path, monkeypatch) -> None:
+    data_dir = isolate_app(monkeypatch, tmp_path / "db")
+    monkeypatch.setenv("INKWELL_SITE_URL", SITE)
+    files = [(name, data, "application/octet-stream") for name, data in export_files().items()]
+    files.append(("bomb.zip", zip_bomb(), "application/zip"))
+    at = open_app("pages/posts.py")
+    at.file_uploader(key="upload_files").set_value(files).run()
+    assert not at.exception
+    published = sum(map(len, EXPECTED.values()))
+    assert f"7 files → {published} posts, 1 problem." in texts(at.caption)
+    assert any("bomb.zip" in w and "zip bomb" in w for w in shown(at.warning))
+    assert any("left out 1 draft, 1 page" in i for i in shown(at.info))
+
+    at.checkbox(key="upload_drafts").check().run()
+    with_drafts = published + sum(map(len, DRAFTS.values()))
+    assert f"7 files → {with_drafts} posts, 1 problem." in texts(at.caption)
+    at.checkbox(key="upload_drafts").uncheck().run()
+
+    at.button(key="upload_ingest").click().run()
+    assert not at.exception
+    assert stored(data_dir) == expected_rows(*EXPECTED)
