@@ -17,6 +17,7 @@ import pytest
 import requests
 from click.testing import CliRunner
 
+from core.answer.owner import save_owner
 from core.cli.main import main
 from core.config import Settings
 from core.ingest import ingest_posts
@@ -26,6 +27,7 @@ from tests.e2e_support import app_environ, streamlit_server
 from tests.servers import ScriptedOpenAIServer
 from tests.test_app import BEES, BREAD
 
+STARTERS = ["When does swarming season start?", "How are mites counted?", "How is the starter fed?"]
 BLOG = "http://127.0.0.1:4000"  # the one origin the owner allows
 PER_MINUTE = 3
 _addresses = (f"203.0.113.{i}" for i in itertools.count(1))
@@ -46,6 +48,7 @@ def table(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
         Post("bread", "Sourdough", [Block(BREAD)], raw=BREAD, source="bread.txt", collection="recipes"),
     ]
     assert ingest_posts(posts, settings, store=Store(data_dir), embedder=embedder).ok
+    save_owner(Store(data_dir), {"greeting": "Ask me about bees.", "starters": STARTERS})
     return data_dir
 
 
@@ -120,6 +123,9 @@ def test_ask_quotes_the_author_verbatim_and_names_the_posts(client):
     assert data["sentences"] and all(any(s["text"] in p for p in BEES) for s in data["sentences"])
     assert "Swarming season starts in May." in [s["text"] for s in data["sentences"]]
     assert {s["post_id"] for s in data["sources"]} == {"bees"} and data["sources"][0]["title"] == "On Bees"
+    # No address on the blog: a click opens Inkwell's reader page at the quoted sentences.
+    assert data["sources"][0]["url"] is None
+    assert data["sources"][0]["link"].startswith(f"{client.base}/read?post=bees&q=Swarming")
     (passage,) = data["passages"]
     assert passage["post_id"] == "bees" and "Swarming season starts in May." in passage["text"]
     assert "relevance" not in json.dumps(data)  # no machinery for readers
@@ -238,7 +244,7 @@ def test_the_widget_script_is_served(client):
 def test_the_openapi_description_names_every_route(client):
     spec = client.get("/api/openapi.json").json()
     assert spec["openapi"].startswith("3.")
-    assert set(spec["paths"]) == {"/api/ask", "/api/feedback", "/api/search", "/api/health"}
+    assert set(spec["paths"]) == {"/api/ask", "/api/feedback", "/api/search", "/api/health", "/api/welcome"}
 
 
 def test_questions_are_logged_without_the_client_and_take_feedback(client, table):
@@ -260,3 +266,8 @@ def test_questions_are_logged_without_the_client_and_take_feedback(client, table
     assert unknown.status_code == 404 and "no such question" in unknown.json()["error"]
     bad = client.request("POST", "/api/feedback", json={"question_id": question_id, "up": "yes"})
     assert bad.status_code == 400
+
+
+def test_welcome_gives_the_owners_greeting_and_starters(client):
+    data = client.get("/api/welcome").json()
+    assert data["greeting"] == "Ask me about bees." and data["starters"] == STARTERS

@@ -11,9 +11,11 @@ import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
+from core.answer.owner import save_owner
 from core.config import Settings
 from core.ingest import ingest_posts
 from core.models import Block, Post
@@ -23,6 +25,8 @@ from tests.test_app import BEES
 
 pytestmark = pytest.mark.browser
 
+GREETING = "Ask me about bees."
+STARTERS = ["When does swarming season start?", "How often are mites counted?", "Why keep bees?"]
 TIMEOUT = 90_000  # ms: the first question loads the embedding model on a loaded 2-core machine
 HOSTILE_TITLE = 'Smoke <img src=x onerror="window.__pwned = 1">'
 HOSTILE = [
@@ -40,10 +44,14 @@ class _Quiet(SimpleHTTPRequestHandler):
 def blog(folder: Path, widget_src: str, port: int | None = None) -> Iterator[str]:
     """A static blog of two pages, each with the widget's tag, served from `folder` on 127.0.0.1."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name, title in (("index.html", "On bees"), ("other.html", "Another post")):
+    for name, title, body in (
+        ("index.html", "Home", "<p>A blog about bees.</p>"),
+        ("other.html", "Another post", "<p>Another post.</p>"),
+        ("bees.html", "On Bees", "".join(f"<p>{p}</p>" for p in BEES)),  # the post itself
+    ):
         (folder / name).write_text(
-            f"<!doctype html><html><head><title>{title}</title></head><body><h1>{title}</h1>"
-            f'<p>A post on the blog.</p><a id="next" href="other.html">Another post</a>'
+            f"<!doctype html><html><head><title>{title}</title></head><body><h1>{title}</h1>{body}"
+            f'<a id="next" href="other.html">Another post</a>'
             f'<script src="{widget_src}" defer data-title="Ask the beekeeper"></script></body></html>'
         )
     handler = lambda *a, **kw: _Quiet(*a, directory=str(folder), **kw)  # noqa: E731
@@ -67,12 +75,20 @@ def inkwell(tmp_path_factory: pytest.TempPathFactory, embedder, blog_port: int) 
     data_dir = tmp_path_factory.mktemp("widget") / "db"
     settings = Settings.load({"data_dir": data_dir, "chunk_tokens": 30}, environ={})
     posts = [
-        Post("bees", "On Bees", [Block(p) for p in BEES], raw="\n\n".join(BEES), source="bees.txt"),
+        Post(
+            "bees",
+            "On Bees",
+            [Block(p) for p in BEES],
+            raw="\n\n".join(BEES),
+            source="bees.txt",
+            url=f"http://127.0.0.1:{blog_port}/bees.html",
+        ),
         Post(
             "smoke", HOSTILE_TITLE, [Block(p) for p in HOSTILE], raw="\n\n".join(HOSTILE), source="smoke.txt"
         ),
     ]
     assert ingest_posts(posts, settings, store=Store(data_dir), embedder=embedder).ok
+    save_owner(Store(data_dir), {"greeting": GREETING, "starters": STARTERS})
     env = app_environ(
         INKWELL_DATA_DIR=str(data_dir),
         INKWELL_CHUNK_TOKENS="30",
@@ -136,6 +152,16 @@ def test_a_reader_asks_on_the_blog_and_keeps_the_conversation_across_pages(
         assert page.get_by_role("listitem").filter(has_text="On Bees").count() >= 1  # the source
         page.get_by_role("button", name="Helpful", exact=True).click()  # the reader's thumbs up
         page.get_by_text("Thank you: the author will see this.").wait_for()
+        # The source opens the post on the blog at the quoted sentences (a text fragment).
+        href = page.get_by_role("link", name="On Bees").first.get_attribute("href")
+        assert href.startswith(f"{site}/bees.html#:~:text=")
+        directives = href.split(":~:", 1)[1].split("&")
+        quoted = [[unquote(piece) for piece in d.removeprefix("text=").split(",")] for d in directives]
+        page.goto(href)
+        body = page.locator("body").inner_text()
+        assert all(piece in body for directive in quoted for piece in directive), (href, body)
+        assert ["Swarming season starts in May."] in quoted
+        page.go_back()
         declined = ask(page, "Who won the football world cup in 2018?")
         assert declined.startswith("I haven't written about that")
         assert page.get_by_text("The closest posts:").count() == 1
@@ -167,3 +193,14 @@ def test_a_blog_the_owner_did_not_list_is_refused(page, inkwell, tmp_path):
         text = ask(page, "When does swarming season start?")
         assert "Swarming" not in text
         assert page.locator("p.a").count() == 1
+
+
+def test_the_owners_starter_questions_ask_in_one_click(page, inkwell, blog_port, tmp_path):
+    with blog(tmp_path / "blog", f"{inkwell.url}/widget.js", blog_port) as site:
+        page.goto(site)
+        page.get_by_role("button", name="Ask", exact=True).first.click()
+        page.get_by_text(GREETING).wait_for()
+        page.get_by_role("button", name=STARTERS[0]).click()
+        answer = page.locator("p.a").first
+        page.wait_for_function("el => el.textContent.includes('May')", arg=answer.element_handle())
+        assert page.get_by_role("button", name=STARTERS[1]).count() == 0  # the starters make way

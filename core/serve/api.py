@@ -7,6 +7,7 @@
     POST /api/feedback {"question_id": "...", "up": true|false, "comment": "..."?} → the reader's rating
     GET  /api/search   ?q=...&k=10 → the retrieved excerpts
     GET  /api/health   → {"status": "ok", "posts": n, "chunks": m}
+    GET  /api/welcome  → {"title", "greeting", "starters": [...]} from the owner's Settings page
     GET  /api/openapi.json → this API's OpenAPI description
     GET  /widget.js    → the widget the author pastes into the blog (core/serve/widget.js)
 
@@ -23,10 +24,11 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
+from urllib.parse import urljoin
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -38,6 +40,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 
 from core.answer import Turn, take_turn
+from core.answer.owner import load_owner
 from core.answer.record import record
 from core.config import ANSWER_MODES, ConfigError, Settings
 from core.embed import EmbedError
@@ -50,6 +53,7 @@ from core.serve.openapi import OPENAPI
 from core.serve.resources import shared_embedder, shared_gate, shared_question_log, shared_store
 from core.store import StoreError
 from core.text import QuestionError, check_question
+from core.text.fragments import citation_link
 
 log = logging.getLogger(__name__)
 
@@ -160,20 +164,29 @@ def parse_ask(data: dict, settings: Settings) -> AskRequest:
 # Writing replies ---------------------------------------------------------------------------------------
 
 
-def _post_ref(item: Any) -> dict:
-    """A cited or suggested post as readers get it: id, title and, when known, its web address."""
-    ref = {"post_id": item.post_id, "title": item.title}
-    url = getattr(item, "url", "")
-    ref["url"] = url or None
-    return ref
+def _post_ref(item: Any, base: str, sentences: Iterable[str] = ()) -> dict:
+    """A cited or suggested post as readers get it: id, title, its web address when known, and `link`,
+    where a click goes: the post's page opened at `sentences` (a text fragment), or, for a post without
+    an address, Inkwell's reader page at `base` marking them."""
+    url = getattr(item, "url", "") or ""
+    return {
+        "post_id": item.post_id,
+        "title": item.title,
+        "url": url or None,
+        "link": urljoin(base, citation_link(item.post_id, url, list(sentences))),
+    }
 
 
-def answer_json(turn: Turn) -> dict:
+def answer_json(turn: Turn, base: str) -> dict:
     """What a reader's client gets for one turn: the answer (Markdown), how it was made, the quoted
     sentences and, for quotes, the passages per post in plain text, the posts they come from, the closest
-    posts when declined (no relevance numbers, no model or server details)."""
+    posts when declined (no relevance numbers, no model or server details). `base` is Inkwell's own
+    address, for the reader-page links of posts without one."""
     reply = turn.reply
     extracted = reply.extracted if reply.mode == "extractive" else None
+    quoted: dict[str, list[str]] = {}
+    for q in reply.quotes:
+        quoted.setdefault(q.post_id, []).append(q.text)
     refs = {q.post_id: q for q in reply.quotes}
     return {
         "question": turn.question,
@@ -181,15 +194,13 @@ def answer_json(turn: Turn) -> dict:
         "mode": reply.mode,
         "answer": reply.text,
         "declined": reply.mode == "none" or reply.declined,
-        "sentences": [
-            {**_post_ref(q), "text": q.text, "link": getattr(q, "link", "") or None} for q in reply.quotes
-        ],
+        "sentences": [{**_post_ref(q, base, [q.text]), "text": q.text} for q in reply.quotes],
         "passages": [
-            {**_post_ref(refs[post_id]), "text": text}
+            {**_post_ref(refs[post_id], base, quoted[post_id]), "text": text}
             for post_id, _, text in (extracted.passages() if extracted else [])
         ],
-        "sources": [_post_ref(s) for s in reply.sources],
-        "suggestions": [_post_ref(s) for s in reply.suggestions],
+        "sources": [_post_ref(s, base, quoted.get(s.post_id, ())) for s in reply.sources],
+        "suggestions": [_post_ref(s, base) for s in reply.suggestions],
         "note": reply.fallback_note or None,
         "collections": turn.route.collections,
     }
@@ -241,6 +252,20 @@ class Api:
         posts, chunks = await run_in_threadpool(lambda: shared_store(settings).counts())
         return JSONResponse({"status": "ok", "posts": posts, "chunks": chunks})
 
+    async def welcome(self, request: Request) -> Response:
+        """What the widget shows before the first question: the chat's title, the greeting and the
+        starter questions the owner saved on the Settings page (empty when none were)."""
+        settings = self._settings()
+        owner = await run_in_threadpool(lambda: load_owner(shared_store(settings)))
+        return JSONResponse(
+            {
+                "author_name": settings.author_name,
+                "title": owner.chat_title or f"Ask {settings.author_name}",
+                "greeting": owner.greeting,
+                "starters": list(owner.starters),
+            }
+        )
+
     async def search(self, request: Request) -> Response:
         settings = self._settings()
         self._admit(request, settings)
@@ -248,7 +273,7 @@ class Api:
         k_text = request.query_params.get("k", "10")
         if not k_text.isdigit() or not 1 <= int(k_text) <= MAX_K:
             raise ApiError(400, f'"k" must be a whole number from 1 to {MAX_K}.')
-        k = int(k_text)
+        k, base = int(k_text), _base(request)
 
         def run() -> list[dict]:
             store = shared_store(settings)
@@ -256,7 +281,7 @@ class Api:
                            embedder=shared_embedder(settings))  # fmt: skip
             return [
                 {
-                    **_post_ref(h),
+                    **_post_ref(h, base),
                     "section": h.section,
                     "text": h.text,
                     "collection": h.collection,
@@ -271,7 +296,7 @@ class Api:
         settings = self._settings()
         self._admit(request, settings)
         asked = parse_ask(await _body(request), settings)
-        started = time.perf_counter()
+        started, base = time.perf_counter(), _base(request)
 
         def turn() -> Turn:
             store = shared_store(settings)
@@ -281,21 +306,21 @@ class Api:
 
         taken = await run_in_threadpool(turn)
         if SSE in request.headers.get("accept", ""):
-            return StreamingResponse(self._events(taken, settings, started), media_type=SSE,
+            return StreamingResponse(self._events(taken, settings, started, base), media_type=SSE,
                                      headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})  # fmt: skip
 
         def whole() -> dict:
             for _ in self._deltas(taken, settings):
                 pass
-            return self._finished(taken, settings, started)
+            return self._finished(taken, settings, started, base)
 
         return JSONResponse(await run_in_threadpool(whole))
 
-    def _finished(self, turn: Turn, settings: Settings, started: float) -> dict:
+    def _finished(self, turn: Turn, settings: Settings, started: float, base: str) -> dict:
         """The whole reply's JSON, once it is logged (its `question_id` takes the reader's feedback)."""
         seconds = time.perf_counter() - started
         question_id = record(shared_question_log(settings), turn.reply, turn.question, "api", seconds)
-        return {**answer_json(turn), "question_id": question_id, "seconds": round(seconds, 3)}
+        return {**answer_json(turn, base), "question_id": question_id, "seconds": round(seconds, 3)}
 
     async def feedback(self, request: Request) -> Response:
         """A reader's thumbs up or down (and comment) on a logged answer: {question_id, up, comment?}."""
@@ -320,7 +345,7 @@ class Api:
         with shared_gate(settings).enter(owner=None) as ticket:
             yield from ticket.stream(turn.reply)
 
-    def _events(self, turn: Turn, settings: Settings, started: float) -> Iterator[str]:
+    def _events(self, turn: Turn, settings: Settings, started: float, base: str) -> Iterator[str]:
         """Server-sent events: `meta` (mode and what was searched), `delta`s of text, then `done` with the
         whole reply (as the JSON answer), or `error`."""
         yield _sse("meta", {"mode": turn.reply.mode, "searched_for": turn.query if turn.rewritten else None})
@@ -328,7 +353,7 @@ class Api:
             # A generated reply that falls back to quoting has shown nothing before: its one delta is the quote.
             for delta in self._deltas(turn, settings):
                 yield _sse("delta", {"text": delta})
-            yield _sse("done", self._finished(turn, settings, started))
+            yield _sse("done", self._finished(turn, settings, started, base))
         except AnswerRefused as exc:
             yield _sse("error", {"error": str(exc), "status": 503})
         except AnswerStopped as exc:
@@ -341,6 +366,11 @@ class Api:
         script = resources.files("core.serve").joinpath("widget.js").read_text(encoding="utf-8")
         return Response(script, media_type="text/javascript",
                         headers={"Cache-Control": "public, max-age=300"})  # fmt: skip
+
+
+def _base(request: Request) -> str:
+    """Inkwell's own address as this request reached it (the root, not the API's mount)."""
+    return str(request.url.replace(path="/", query="", fragment=""))
 
 
 def _same_origin(request: Request, origin: str) -> bool:
@@ -389,6 +419,7 @@ def api_app(settings_source: Callable[[], Settings]) -> Starlette:
             Route("/search", api.search, methods=["GET"]),
             Route("/feedback", api.feedback, methods=["POST"]),
             Route("/health", api.health, methods=["GET"]),
+            Route("/welcome", api.welcome, methods=["GET"]),
             Route("/openapi.json", lambda request: JSONResponse(OPENAPI), methods=["GET"]),
         ],
         middleware=[

@@ -140,6 +140,12 @@ OPENAPI = {
                 "responses": {"200": {"description": "{question, hits: [...]}"}, **_ERRORS},
             }
         },
+        "/api/welcome": {
+            "get": {
+                "summary": "The chat's title, greeting and starter questions (the owner's settings)",
+                "responses": {"200": {"description": "{author_name, title, greeting, starters: [...]}"}},
+            }
+        },
         "/api/health": {
             "get": {"summary": "Whether the tables can be read", "responses": {"200": {"description": "ok"}}}
         },

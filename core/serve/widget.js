@@ -62,6 +62,8 @@
     ".log{flex:1;overflow-y:auto;padding:12px}.q{margin:8px 0 4px;font-weight:600}" +
     ".a{white-space:pre-wrap;margin:0 0 6px}.muted{color:#666;font-size:13px}" +
     ".src{margin:0 0 12px;padding-left:18px;font-size:13px}.src a{color:var(--a)}" +
+    ".starter{display:block;margin:0 0 6px;text-align:left;background:#f4f4f4;border:1px solid #ddd;" +
+    "border-radius:6px;padding:6px 10px;cursor:pointer;width:100%}" +
     ".rate{margin:0 0 12px;font-size:13px;color:#666}.rate button{background:none;border:1px solid #ccc;" +
     "border-radius:6px;margin-right:6px;cursor:pointer;padding:2px 8px}" +
     "form{display:flex;gap:6px;padding:10px;border-top:1px solid #ddd}" +
@@ -115,16 +117,14 @@
     return { box: box, answer: answer };
   }
   function drawSources(box, reply) {
+    // One link per post: where the server says a click goes (the post at the quoted sentences).
     var links = [];
     var seen = {};
-    (reply.sentences || []).forEach(function (s) {
-      var href = safeUrl(s.link || s.url || "");
-      if (href && !seen[s.post_id]) { seen[s.post_id] = 1; links.push({ title: s.title, href: href }); }
-    });
-    var posts = reply.mode === "none" ? reply.suggestions || [] : reply.sources || [];
+    var posts = reply.mode === "none" ? reply.suggestions || [] : (reply.sources || []).concat(reply.sentences || []);
     posts.forEach(function (p) {
-      var href = safeUrl(p.url || "");
-      if (!seen[p.post_id]) { seen[p.post_id] = 1; links.push({ title: p.title, href: href }); }
+      if (seen[p.post_id]) return;
+      seen[p.post_id] = 1;
+      links.push({ title: p.title, href: safeUrl(p.link || p.url || "") });
     });
     if (!links.length) return;
     box.appendChild(el("p", { class: "muted" }, reply.mode === "none" ? "The closest posts:" : "From:"));
@@ -167,6 +167,21 @@
   });
   setOpen(state.open, false);
 
+  // Before the first question: the owner's greeting and starter questions, one click to ask.
+  var welcome = el("div", { class: "welcome" });
+  log.appendChild(welcome);
+  if (!state.turns.length) {
+    fetch(api + "/api/welcome").then(function (r) { return r.ok ? r.json() : {}; }).then(function (w) {
+      if (state.turns.length) return;
+      if (w.greeting) welcome.appendChild(el("p", { class: "muted" }, w.greeting));
+      (w.starters || []).forEach(function (q) {
+        var b = el("button", { type: "button", class: "starter" }, q);
+        b.addEventListener("click", function () { input.value = q; form.requestSubmit(); });
+        welcome.appendChild(b);
+      });
+    }, function () { /* no welcome: the panel still asks */ });
+  }
+
   function history() {
     var turns = [];
     state.turns.forEach(function (t) {
@@ -207,6 +222,7 @@
     var question = input.value.trim();
     if (!question || busy) return;
     busy = true;
+    welcome.textContent = "";
     send.disabled = true;
     input.value = "";
     drawQuestion(question);
