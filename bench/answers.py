@@ -27,12 +27,10 @@ import argparse
 import itertools
 import json
 import os
-import re
-import string
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +48,7 @@ from core.answer.grounding import content_words
 from core.config import BUILTIN_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL, Settings
 from core.embed import get_embedder
 from core.evaluate import evidence_found, percentile
+from core.evaluate.answers import token_f1
 from core.ingest import ingest_posts
 from core.models import Hit
 from core.parse import parse_paths
@@ -170,24 +169,6 @@ def invented_share(answer: ExtractiveAnswer, hits: list[Hit]) -> float:
     for hit in hits:
         known |= content_words(f"{hit.title} {hit.text}")
     return len(words - known) / len(words)
-
-
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCTUATION = str.maketrans("", "", string.punctuation + "“”‘’…—–")
-
-
-def _tokens(text: str) -> list[str]:
-    return _ARTICLES.sub(" ", text.lower().translate(_PUNCTUATION)).split()
-
-
-def token_f1(prediction: str, reference: str) -> float:
-    """SQuAD's token F1 (lower case, punctuation and articles removed)."""
-    pred, ref = _tokens(prediction), _tokens(reference)
-    common = sum((Counter(pred) & Counter(ref)).values())
-    if not common:
-        return 0.0
-    precision, recall = common / len(pred), common / len(ref)
-    return 2 * precision * recall / (precision + recall)
 
 
 def body(answer: ExtractiveAnswer) -> str:
