@@ -44,7 +44,6 @@ import numpy as np
 from core.answer import abstain
 from core.answer.abstain import Signals, Thresholds, decide, judge, signals
 from core.answer.extractive import MAX_HITS, ExtractiveAnswer, extract_answer
-from core.answer.grounding import content_words
 from core.config import BUILTIN_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL, Settings
 from core.embed import get_embedder
 from core.evaluate import evidence_found, percentile
@@ -54,6 +53,7 @@ from core.models import Hit
 from core.parse import parse_paths
 from core.search import search
 from core.store import Store
+from core.text.words import content_forms
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "data" / "demo"
@@ -162,12 +162,12 @@ def run(model: str, modes: list[str], tmp: Path) -> list[Row]:
 
 def invented_share(answer: ExtractiveAnswer, hits: list[Hit]) -> float:
     """Share of the answer's content words (frame included) that occur in no hit's text or title."""
-    words = content_words(answer.text)
+    words = content_forms(answer.text)
     if not words:
         return 0.0
     known: set[str] = set()
     for hit in hits:
-        known |= content_words(f"{hit.title} {hit.text}")
+        known |= content_forms(f"{hit.title} {hit.text}")
     return len(words - known) / len(words)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.answer import GroundingChecker, check_grounding
-from core.answer.grounding import content_words
+from core.text.words import content_forms as content_words
 from core.models import Hit
 
 EXCERPTS = [

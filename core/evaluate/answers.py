@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.answer import check_grounding, search_turn
-from core.answer.grounding import content_words
 from core.config import Settings
 from core.embed import Embedder
 from core.evaluate.baseline import naive_answer
 from core.evaluate.metrics import Query, evidence_found, percentile
 from core.store import Store
+from core.text.words import content_forms
 
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 
@@ -64,12 +64,12 @@ def token_f1(prediction: str, reference: str) -> float:
 
 def invented_share(answer: str, excerpts: Sequence[str]) -> float | None:
     """Share of the answer's content words that occur in none of the excerpts; None without content words."""
-    words = content_words(answer)
+    words = content_forms(answer)
     if not words:
         return None
     known: set[str] = set()
     for text in excerpts:
-        known |= content_words(text)
+        known |= content_forms(text)
     return len(words - known) / len(words)
 
 
