@@ -27,12 +27,10 @@ import argparse
 import itertools
 import json
 import os
-import re
-import string
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,15 +44,16 @@ import numpy as np
 from core.answer import abstain
 from core.answer.abstain import Signals, Thresholds, decide, judge, signals
 from core.answer.extractive import MAX_HITS, ExtractiveAnswer, extract_answer
-from core.answer.grounding import content_words
 from core.config import BUILTIN_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL, Settings
 from core.embed import get_embedder
 from core.evaluate import evidence_found, percentile
+from core.evaluate.answers import token_f1
 from core.ingest import ingest_posts
 from core.models import Hit
 from core.parse import parse_paths
 from core.search import search
 from core.store import Store
+from core.text.words import content_forms
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "data" / "demo"
@@ -163,31 +162,13 @@ def run(model: str, modes: list[str], tmp: Path) -> list[Row]:
 
 def invented_share(answer: ExtractiveAnswer, hits: list[Hit]) -> float:
     """Share of the answer's content words (frame included) that occur in no hit's text or title."""
-    words = content_words(answer.text)
+    words = content_forms(answer.text)
     if not words:
         return 0.0
     known: set[str] = set()
     for hit in hits:
-        known |= content_words(f"{hit.title} {hit.text}")
+        known |= content_forms(f"{hit.title} {hit.text}")
     return len(words - known) / len(words)
-
-
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCTUATION = str.maketrans("", "", string.punctuation + "“”‘’…—–")
-
-
-def _tokens(text: str) -> list[str]:
-    return _ARTICLES.sub(" ", text.lower().translate(_PUNCTUATION)).split()
-
-
-def token_f1(prediction: str, reference: str) -> float:
-    """SQuAD's token F1 (lower case, punctuation and articles removed)."""
-    pred, ref = _tokens(prediction), _tokens(reference)
-    common = sum((Counter(pred) & Counter(ref)).values())
-    if not common:
-        return 0.0
-    precision, recall = common / len(pred), common / len(ref)
-    return 2 * precision * recall / (precision + recall)
 
 
 def body(answer: ExtractiveAnswer) -> str:

@@ -145,3 +145,25 @@ def test_the_cli_prints_one_row_per_answer_mode(corpus, tmp_path):  # noqa: F811
     assert cells[0] == "extractive" and cells[2] == "1.000" and cells[3] == "0.000" and cells[6] == "1.000"
     bad = run(*args, "--answer-mode", "poetic", data_dir=db)
     assert bad.exit_code == 2 and "poetic" in bad.output
+
+
+def test_token_f1_is_squads_normalisation():
+    # SQuAD's normalize_answer removes punctuation rather than splitting at it: "don't" is "dont",
+    # "$40" is "40", "well-known" is "wellknown"; 4 of 4 reference words, 4 of 5 answer words.
+    assert answer_tokens("I don't use a $40 saw.") == ["i", "dont", "use", "40", "saw"]
+    assert answer_tokens("A well-known «fact».") == ["wellknown", "fact"]
+    assert token_f1("I don't use a $40 saw.", "dont use $40 saw") == pytest.approx(2 * 0.8 * 1.0 / 1.8)
+
+
+def test_bench_scores_answers_with_the_core_f1():
+    import ast
+
+    tree = ast.parse(Path("bench/answers.py").read_text(encoding="utf-8"))
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    imported = {
+        a.name
+        for n in tree.body
+        if isinstance(n, ast.ImportFrom) and n.module == "core.evaluate.answers"
+        for a in n.names
+    }
+    assert "token_f1" not in defined and "token_f1" in imported

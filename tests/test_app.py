@@ -657,8 +657,9 @@ def test_chat_round_trip_with_the_builtin_model(corpus, monkeypatch):
     # or (auto grounding, the default) left out; the model samples, so its 48 tokens may also end before
     # a first sentence does (a fixed message, nothing judged).
     from core.answer.generate import CUT_SHORT_MESSAGE, NOTHING_SUPPORTED_MESSAGE
-    from core.answer.grounding import MIN_WORDS, content_words
     from core.text import split_sentences
+    from core.text.words import MIN_CHECKED_CONTENT_WORDS as MIN_WORDS
+    from core.text.words import content_forms as content_words
 
     text = answer.markdown[0].value
     fixed = text.strip() in (CUT_SHORT_MESSAGE, NOTHING_SUPPORTED_MESSAGE)

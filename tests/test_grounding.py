@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from core.answer import GroundingChecker, check_grounding
-from core.answer.grounding import content_words
 from core.models import Hit
+from core.text.words import content_forms as content_words
 
 EXCERPTS = [
     "I buy almost all my wood at Dunmore Brothers Sawmill in Pelham Falls, a family yard that air-dries "

@@ -60,18 +60,18 @@ is refused: that is the trade-off.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from core.answer.extractive import ExtractiveAnswer
 from core.answer.grounding import excerpts_language
-from core.answer.quotable import WORD, content_words, is_known_word
 from core.embed.multilingual import MODEL_ID as MULTILINGUAL_MODEL_ID
 from core.models import Hit
 from core.text import detect_language, function_words, languages_differ, stemmer_for
+from core.text.languages import ENGLISH
+from core.text.words import WORD, content_words, is_known_word, names
 
-NO_ANSWER_MESSAGE = "I haven't written about that, so I can't answer it from my posts."
+NO_ANSWER_MESSAGE = ENGLISH.no_answer
 SUGGESTIONS = 3
 # Hits whose text the word checks read (the same as extract_answer's candidates).
 CHECKED_HITS = 10
@@ -99,8 +99,6 @@ CROSS_LINGUAL = frozenset({MULTILINGUAL_MODEL_ID})
 # ("wood"), so "war" is not found in "postwar" nor "king" in "woodworking".
 MIN_HEAD_CHARS = 4
 MIN_MODIFIER_CHARS = 3
-# A capitalised word that does not start the question: a name (as core/answer/grounding.py finds them).
-_NAME = re.compile(r"(?<=[^\s.!?:;\"“(¿¡])\s+([A-Z][\w’'-]*\w)")
 
 
 @dataclass
@@ -176,9 +174,9 @@ def signals(question: str, hits: Sequence[Hit], answer: ExtractiveAnswer) -> Sig
         # question's language that is also an English word (German "die", French "comment").
         noise = function_words(question_lang)
         shared = sorted(w for w in asked - missing if not w.isdigit() and w not in noise)
-    names = set()
+    found = set()
     if question_lang == "en":  # German capitalises every noun; other languages' names are unchecked
-        names = {n for n in _NAME.findall(question) if content_words(n) and not content_words(n) <= known}
+        found = {n for n in names(question) if content_words(n) and not content_words(n) <= known}
     return Signals(
         model_id=answer.model_id,
         similarity=answer.best_similarity,
@@ -186,7 +184,7 @@ def signals(question: str, hits: Sequence[Hit], answer: ExtractiveAnswer) -> Sig
         asked=len(asked),
         missing=sorted(missing),
         shared=shared,
-        unknown_names=sorted(names),
+        unknown_names=sorted(found),
         other_language=other_language,
     )
 

@@ -72,10 +72,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.answer.quotable import content_words, light_words, readable, sentence_units, share
+from core.answer.quotable import readable, sentence_units, share
 from core.embed import Embedder, embed_query, passage_vectors, relevance_scale, rescale
 from core.models import Hit
+from core.text import UNDETERMINED, detect_language
 from core.text.fragments import fragment_link
+from core.text.languages import ENGLISH, Language, language
+from core.text.words import content_words, light_words
 
 # Candidates: sentences of the best MAX_HITS hits; past MAX_CANDIDATES the ones with the best cheap
 # score (coverage, heading, hit) are embedded, so one batch stays small (MiniLM: ~5 ms a sentence on
@@ -109,16 +112,10 @@ QUOTE_JOINS = {"space": " ", "line": "  \n", "paragraph": "\n\n"}
 # The same joins in plain text (the HTTP API's passages, which a widget shows as text).
 PLAIN_JOINS = {"space": " ", "line": "\n", "paragraph": "\n\n"}
 
-# A sentence that announces the next one: a lead-in ending in a colon, or "Here is/are …".
-_SIGNPOST = re.compile(r":$|^here(?:\s+is|\s+are|['’]s)\b", re.IGNORECASE)
+# A sentence that announces the next one: a lead-in ending in a colon, or an opener of the language's
+# ("Here is/are …": core/text/languages.py).
 MIN_SIGNPOST_WORDS = 3
 _QUESTION_END = re.compile(r"""\?["'”’)\]]*$""")
-# Openers that point back at the sentence before: demonstratives, pronouns and connectives.
-_DANGLING = re.compile(
-    r"^(?:this|that|these|those|it|its|they|them|their|he|she|his|her|him|such|but|and|so|yet|then|"
-    r"also|which|both|there|here|still|instead|otherwise|however|thus|hence|or|nor)\b",
-    re.IGNORECASE,
-)
 
 
 @dataclass
@@ -295,13 +292,14 @@ def extract_answer(
     similarity = np.array([rescale(float(c), scale) for c in vectors @ q_vector])
     # A sentence announcing what follows ("His teaching method has three steps:") lends the next its
     # closeness to the question: the answer is what it announces.
-    for i, sim in _signposts(units, embedder, q_vector, scale):
+    langs = chunk_languages(hits[:MAX_HITS])
+    for i, sim in _signposts(units, langs, embedder, q_vector, scale):
         k = position_of.get(i + 1)
         if k is not None and units[i + 1].hit == units[i].hit:
             similarity[k] = max(similarity[k], sim)
     scores = cheap + W_SIMILARITY * similarity
 
-    picked = _passages(units, hits[:MAX_HITS], candidates, scores, vectors, max_words)
+    picked = _passages(units, hits[:MAX_HITS], langs, candidates, scores, vectors, max_words)
     quotes = []
     for n, i in enumerate(picked):
         unit, hit = units[i], hits[units[i].hit]
@@ -334,6 +332,16 @@ def extract_answer(
     )
 
 
+def chunk_languages(hits: Sequence[Hit]) -> list[Language]:
+    """Each hit's language record, its sentence openers are read by ("Das ist…" leans back, "Voici…"
+    announces): the chunk's own language, or, for a chunk too short to tell, that of all the hits."""
+    found = [detect_language(hit.text) for hit in hits]
+    if UNDETERMINED in found:
+        together = detect_language(" ".join(hit.text for hit in hits))
+        found = [together if code == UNDETERMINED else code for code in found]
+    return [language(code) for code in found]
+
+
 def _section_relevance(hits: Sequence[Hit]) -> list[float]:
     """Each hit's relevance, raised to the best of its section's hits: the chunker cuts a long section
     where its token budget runs out, not where the topic changes, so the part after the cut belongs to
@@ -345,19 +353,26 @@ def _section_relevance(hits: Sequence[Hit]) -> list[float]:
     return [best[(hit.post_id, hit.section)] for hit in hits]
 
 
-def is_signpost(sentence: str) -> bool:
+def is_signpost(sentence: str, lang: Language = ENGLISH) -> bool:
     """Whether the sentence announces the one after it: a lead-in ending in a colon ("His teaching
     method, as far as I can reconstruct it, has three steps:") or "Here is/are …" ("Here is what I use
-    now."). Fewer than MIN_SIGNPOST_WORDS words ("Height:", "My rule:") announce nothing to match."""
+    now."), in the language of `lang` (core/text/languages.py). Fewer than MIN_SIGNPOST_WORDS words
+    ("Height:", "My rule:") announce nothing to match."""
     sentence = sentence.strip()
-    return len(sentence.split()) >= MIN_SIGNPOST_WORDS and bool(_SIGNPOST.search(sentence))
+    if len(sentence.split()) < MIN_SIGNPOST_WORDS:
+        return False
+    return sentence.endswith(":") or lang.announces(sentence)
 
 
 def _signposts(
-    units: list[_Unit], embedder: Embedder, q_vector: np.ndarray, scale: tuple[float, float]
+    units: list[_Unit],
+    langs: Sequence[Language],
+    embedder: Embedder,
+    q_vector: np.ndarray,
+    scale: tuple[float, float],
 ) -> list[tuple[int, float]]:
     """(unit index, similarity to the question) of every signpost among the units."""
-    found = [i for i, u in enumerate(units) if is_signpost(u.text)]
+    found = [i for i, u in enumerate(units) if is_signpost(u.text, langs[u.hit])]
     if not found:
         return []
     vectors = passage_vectors.embed(embedder, [units[i].text for i in found])
@@ -385,10 +400,11 @@ def warm_up(
     shutting down must not leave a thread inside the model). Returns how many were embedded or found."""
     texts: dict[str, None] = {}
     for chunk in chunks:
+        lang = language(detect_language(chunk.get("text") or ""))
         texts[heading_text(chunk.get("title") or "", chunk.get("section") or "")] = None
         texts.update(
             dict.fromkeys(
-                s for _, s in sentence_units(chunk.get("text") or "") if readable(s) or is_signpost(s)
+                s for _, s in sentence_units(chunk.get("text") or "") if readable(s) or is_signpost(s, lang)
             )
         )
         if len(texts) >= limit:
@@ -418,6 +434,7 @@ def _units(hits: Sequence[Hit]) -> list[_Unit]:
 def _passages(
     units: list[_Unit],
     hits: Sequence[Hit],
+    langs: Sequence[Language],
     candidates: list[int],
     scores: np.ndarray,
     vectors: np.ndarray,
@@ -429,7 +446,7 @@ def _passages(
     may pass it)."""
     order = [int(k) for k in np.argsort(-scores, kind="stable")]
     first = order[0]
-    picked = _passage(units, hits, candidates[first], max_words)
+    picked = _passage(units, hits, langs, candidates[first], max_words)
     first_post = hits[units[candidates[first]].hit].post_id
     for k in order[1:]:
         if scores[k] < scores[first] - SECOND_POST_GAP:
@@ -437,12 +454,14 @@ def _passages(
         i = candidates[k]
         if hits[units[i].hit].post_id == first_post or float(vectors[k] @ vectors[first]) >= NEAR_DUPLICATE:
             continue
-        picked += _passage(units, hits, i, max_words)
+        picked += _passage(units, hits, langs, i, max_words)
         break
     return picked
 
 
-def _passage(units: list[_Unit], hits: Sequence[Hit], anchor: int, max_words: int) -> list[int]:
+def _passage(
+    units: list[_Unit], hits: Sequence[Hit], langs: Sequence[Language], anchor: int, max_words: int
+) -> list[int]:
     """The sentences that belong with `anchor`, in the order written: the sentence it continues (an
     opener that points back: "This is why…"); in a list (a paragraph of several lines), the start of
     its line and the list's lead-in (a line ending in a colon just before the list); then the sentences
@@ -459,7 +478,7 @@ def _passage(units: list[_Unit], hits: Sequence[Hit], anchor: int, max_words: in
 
     at = own.index(anchor)
     first = at
-    if at and _DANGLING.match(units[anchor].text) and paragraph(own[at - 1]) == paragraph(anchor):
+    if at and langs[hit].leans_back(units[anchor].text) and paragraph(own[at - 1]) == paragraph(anchor):
         first = at - 1
     in_paragraph = [j for j in own if paragraph(j) == paragraph(anchor)]
     is_list = len({line(j) for j in in_paragraph}) > 1
@@ -468,7 +487,7 @@ def _passage(units: list[_Unit], hits: Sequence[Hit], anchor: int, max_words: in
             first -= 1
     take = own[first : at + 1]
     lead = own.index(in_paragraph[0]) - 1
-    if (is_list or first == lead + 1) and lead >= 0 and is_signpost(units[own[lead]].text):
+    if (is_list or first == lead + 1) and lead >= 0 and is_signpost(units[own[lead]].text, langs[hit]):
         # "My sawmill kit fits in a canvas bag:": what the list is about, so a line never stands alone.
         take.insert(0, own[lead])
     words = sum(units[j].words for j in take)

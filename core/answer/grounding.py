@@ -20,7 +20,7 @@ before building, when the post gives that for air-dried wood) still passes, as d
 sentence shares only a word ("took 20 days" for the bench, when another post says "It has been
 twenty days.").
 
-Sentences of fewer than MIN_WORDS content words ("Thanks for asking.") are not judged.
+Sentences of fewer than MIN_CHECKED_CONTENT_WORDS content words ("Thanks for asking.") are not judged.
 
 GroundingChecker prepares the excerpts' side once (words, details, language, vectors), so a streamed
 answer can be checked a sentence at a time (core/answer/release.py); check_grounding is one checker's
@@ -42,35 +42,31 @@ from typing import NamedTuple
 
 import numpy as np
 
-from core.answer.quotable import content_words as lemmas
-from core.chunk import STOPWORDS
 from core.embed import Embedder, cross_lingual, relevance_scale, rescale
 from core.models import Hit
 from core.text import UNDETERMINED, detect_language, language_name, languages_differ, split_sentences
+from core.text.languages import Language, language
+from core.text.words import (
+    MIN_CHECKED_CONTENT_WORDS,
+    STOPWORDS,
+    WORD,
+    content_forms,
+    strip_list_marker,
+)
+from core.text.words import content_words as lemmas
+from core.text.words import names as _names
 
 SIMILARITY_THRESHOLD = 0.65
 OVERLAP_THRESHOLD = 0.65
-MIN_WORDS = 3
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
-# A number as written (digits with separators, a decimal part) or an English number word, spelled or
-# hyphenated ("thirty-five"); both are normalised to digits so "thirty percent" matches "30 percent".
-_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?|[A-Za-z]+(?:-[A-Za-z]+)?")
-_UNITS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen"
-)
-_TENS_WORDS = "twenty thirty forty fifty sixty seventy eighty ninety"
-_TENS = {w: 10 * (i + 2) for i, w in enumerate(_TENS_WORDS.split())}
-_NUMBER_WORDS = {w: i for i, w in enumerate(_UNITS.split())} | _TENS | {"hundred": 100, "thousand": 1000}
-# A capitalised word that does not start the sentence: a name of a person, place, company or thing.
-_NAME = re.compile(r"(?<=[^\s.!?:;\"“(])\s+([A-Z][\w’'-]*\w)|(?<=[,;:(])\s*([A-Z][\w’'-]*\w)")
+# A number as written (digits with separators, a decimal part) or a word, perhaps hyphenated
+# ("thirty-five"), that the sentence's language may spell a number with: all normalised to digits so
+# "thirty percent" matches "30 percent" (core/text/languages.py has the number words).
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?|[^\W\d_]+(?:-[^\W\d_]+)?")
 # Capitalised contractions are not names ("Yes, I'm sure", "In short: Don't"); a possessive is its
 # name ("Ezra's" → "ezra"); ’ counts as '.
 _CONTRACTION = re.compile(
     r"^(?:i|you|we|they|he|she|it|that|there|here|what|who|where|how|let)'(?:m|s|d|ll|ve|re)$|n't$"
 )
-# A list item's number or bullet ("2. Sight down…", "- Dunmore…") starts the sentence, it is no detail.
-_LIST_MARKER = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+•])\s+")
 # Relevance scores are no details the posts could hold: copied from excerpt headers of the old prompt
 # format ("relevance=0.7692") or written like one (0 and three or more decimals).
 _SCORE = re.compile(r"\b(?:relevance|score)\s*[=:]\s*\d*\.?\d+|(?<![\d.,])0\.\d{3,}(?![\d.])", re.IGNORECASE)
@@ -82,6 +78,7 @@ class LanguageRule(NamedTuple):
     skipped: str  # why the check cannot run at all, or ""
     names: bool  # whether capitalised words count as details (not in German, nor across languages)
     same_language: bool  # the answer is in the excerpts' language (or either is unknown)
+    language: str = "en"  # the answer's (detected), whose number words its sentences are read with
 
 
 @dataclass
@@ -143,32 +140,25 @@ class Grounding:
         }
 
 
-def content_words(text: str) -> set[str]:
-    return {w for w in (m.lower() for m in _WORD.findall(text)) if w not in STOPWORDS and len(w) > 1}
-
-
-def _number(token: str) -> str | None:
+def _number(token: str, lang: Language) -> str | None:
     if token[0].isdigit():
         return token.replace(",", "").rstrip(".")
-    head, _, tail = token.lower().partition("-")
-    if head in _TENS and tail in _NUMBER_WORDS and _NUMBER_WORDS[tail] < 10:
-        return str(_TENS[head] + _NUMBER_WORDS[tail])
-    if not tail and head in _NUMBER_WORDS:
-        return str(_NUMBER_WORDS[head])
-    return None
+    value = lang.number(token)
+    return None if value is None else str(value)
 
 
-def specifics(text: str, names: bool = True) -> set[str]:
-    """The checkable details of a sentence: its numbers (as digits) and, with `names`, its names (lower case).
+def specifics(text: str, names: bool = True, lang: str = "en") -> set[str]:
+    """The checkable details of a sentence in language `lang`: its numbers (as digits, spelled ones read by
+    the language's number words) and, with `names`, its names (lower case).
 
     Small models keep the shape of a true sentence and change these ("took two weeks" for "five
     weeks", another sawmill's name), which similarity and word overlap both miss.
     """
-    text = _LIST_MARKER.sub("", text, count=1)
-    numbers = {n for n in (_number(t) for t in _NUMBER.findall(_SCORE.sub(" ", text))) if n}
+    text = strip_list_marker(text)
+    numbers = _numbers(_SCORE.sub(" ", text), lang)
     if not names:
         return numbers
-    found = {_name_key(a or b) for a, b in _NAME.findall(text)}
+    found = {_name_key(name) for name in _names(text)}
     return numbers | {n for n in found if n and n not in STOPWORDS}
 
 
@@ -181,17 +171,18 @@ def _name_key(word: str) -> str:
     return word.removesuffix("'s")
 
 
-def _numbers(text: str) -> set[str]:
-    return {n for n in (_number(t) for t in _NUMBER.findall(text)) if n}
+def _numbers(text: str, lang: str = "en") -> set[str]:
+    record = language(lang)
+    return {n for n in (_number(t, record) for t in _NUMBER.findall(text)) if n}
 
 
-def _number_contexts(texts: Sequence[str]) -> dict[str, set[str]]:
+def _number_contexts(texts: Sequence[str], lang: str) -> dict[str, set[str]]:
     """Each number of the excerpts → the content words (lemmas) of the sentences and lines holding it."""
     contexts: dict[str, set[str]] = {}
     for text in texts:
         for line in text.splitlines():  # a list item or spec line is a unit of its own
             for sentence in split_sentences(line):
-                numbers = _numbers(sentence)
+                numbers = _numbers(sentence, lang)
                 if numbers:
                     words = lemmas(sentence)
                     for n in numbers:
@@ -199,12 +190,12 @@ def _number_contexts(texts: Sequence[str]) -> dict[str, set[str]]:
     return contexts
 
 
-def _known_details(texts: Sequence[str]) -> set[str]:
+def _known_details(texts: Sequence[str], lang: str) -> set[str]:
     """Every number and word of the excerpts, normalised like `specifics`, to look details up in."""
     known: set[str] = set()
     for text in texts:
-        known |= _numbers(text)
-        words = {w.lower() for w in _WORD.findall(text)}
+        known |= _numbers(text, lang)
+        words = {w.lower() for w in WORD.findall(text)}
         known |= words | {k for k in map(_name_key, words) if k}
     return known
 
@@ -233,11 +224,11 @@ class GroundingChecker:
         self.embedder = embedder
         self.similarity_threshold = similarity_threshold
         self.overlap_threshold = overlap_threshold
-        self.hit_words = [content_words(h.text) for h in self.hits]
+        self.hit_words = [content_forms(h.text) for h in self.hits]
         texts = [h.title for h in self.hits] + [h.section for h in self.hits] + [h.text for h in self.hits]
-        self.known = _known_details(texts)
-        self.number_contexts = _number_contexts(texts)
         self.excerpt_language = excerpts_language(self.hits)
+        self.known = _known_details(texts, self.excerpt_language)
+        self.number_contexts = _number_contexts(texts, self.excerpt_language)
         self._vectors: np.ndarray | None = None  # the excerpts', once embedded
 
     def check(self, answer: str) -> Grounding:
@@ -249,8 +240,8 @@ class GroundingChecker:
         """These sentences judged against the excerpts; the answer's language is `language_of`'s
         (default: the sentences')."""
         sentences = list(sentences)
-        words = [content_words(s) for s in sentences]
-        judged = [i for i, w in enumerate(words) if len(w) >= MIN_WORDS]
+        words = [content_forms(s) for s in sentences]
+        judged = [i for i, w in enumerate(words) if len(w) >= MIN_CHECKED_CONTENT_WORDS]
         results = [SentenceSupport(s, judged=False, supported=False) for s in sentences]
         if not judged:
             return Grounding(results)
@@ -276,7 +267,7 @@ class GroundingChecker:
             result.overlap = float(overlap.max())
             # Across languages words cannot place a number, so only its presence counts.
             result.unknown_details = self.unknown_details(
-                sentences[i], names=rule.names, place_numbers=rule.same_language
+                sentences[i], names=rule.names, place_numbers=rule.same_language, lang=rule.language
             )
             result.supported = bool(passes.any()) and not result.unknown_details
             result.chunk_ids = [self.hits[j].chunk_id for j in np.flatnonzero(passes)]
@@ -288,17 +279,22 @@ class GroundingChecker:
         reason = unreadable(answer_lang, self.excerpt_language, self.embedder.model_id)
         same = not languages_differ(answer_lang, self.excerpt_language)
         # Names are capitalised words, which says nothing in German (every noun) or across languages.
-        return LanguageRule(reason, not reason and same and answer_lang != "de", same)
+        return LanguageRule(reason, not reason and same and answer_lang != "de", same, answer_lang)
 
-    def unknown_details(self, sentence: str, *, names: bool = True, place_numbers: bool = True) -> list[str]:
-        """The numbers (and, with `names`, names) of `sentence` that no excerpt holds, and, with
+    def unknown_details(
+        self, sentence: str, *, names: bool = True, place_numbers: bool = True, lang: str | None = None
+    ) -> list[str]:
+        """The numbers (and, with `names`, names) of `sentence` (in language `lang`, default the
+        excerpts') that no excerpt holds, and, with
         `place_numbers` (the answer is in the excerpts' language), its numbers that they hold only in
         sentences sharing no content word with it; sorted."""
-        details = specifics(sentence, names=names)
+        lang = self.excerpt_language if lang is None else lang
+        record = language(lang)
+        details = specifics(sentence, names=names, lang=lang)
         unknown = details - self.known
-        words = {w for w in lemmas(sentence) if _number(w) is None}
+        words = {w for w in lemmas(sentence) if _number(w, record) is None}
         if place_numbers and words:  # "It was $40." has nothing to place its number by
-            stated = _numbers(_SCORE.sub(" ", _LIST_MARKER.sub("", sentence, count=1)))
+            stated = _numbers(_SCORE.sub(" ", strip_list_marker(sentence)), lang)
             for n in stated & (details - unknown):
                 if not words & self.number_contexts.get(n, set()):
                     unknown.add(n)

@@ -5,37 +5,20 @@ from __future__ import annotations
 import re
 
 from core.answer.generate import clean_history
-from core.chunk import STOPWORDS
 from core.config import Settings
 from core.llm import chat
-from core.llm.cache import corpus_language
+from core.store import Store
+from core.store.corpus import corpus_language
 from core.text.language import LANGUAGE_NAMES, detect_language
+from core.text.languages import language
 from core.text.tokens import count_tokens
-
-# Words that are common in English questions and rare as words of other languages written in ASCII
-# (so not "a", "i", "in", "is", "me", "so", "to", "do", "for", "of", "has", "was", "will", "die", "best").
-_ENGLISH_WORDS = frozenset(
-    re.findall(
-        r"\S+",
-        """the what how why when where who whom which whose does did you your yours are about have had think
-        and with this that these those there their they would could should can't don't doesn't it's i'm
-        from tell ever been being write wrote written writing favorite favourite any some much many
-        anything something really opinion advice""",
-    )
-)
-_WORD = re.compile(r"[a-z']+")
-_WORD_ANY = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
-_TYPOGRAPHY = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "—": "-", "–": "-", "…": "."})
+from core.text.words import LETTER_WORD, STOPWORDS
 
 
 def looks_english(text: str) -> bool:
-    """Cheap heuristic: ASCII-only (after normalising typographic quotes/dashes) and containing at least
-    one common English word that is rarely a word in other languages. Misses are harmless: a question
-    that is English but fails the test just costs one translation call."""
-    normal = text.translate(_TYPOGRAPHY)
-    if not normal.isascii():
-        return False
-    return any(word in _ENGLISH_WORDS for word in _WORD.findall(normal.lower()))
+    """Whether the text reads as English to the language detector (core.text.language). Misses are
+    harmless: an English question it cannot tell just costs one translation call."""
+    return detect_language(text) == "en"
 
 
 TRANSLATE_PROMPT = (
@@ -95,9 +78,12 @@ def translate_to_language(question: str, settings: Settings, lang: str) -> str:
     return _clean_reply(reply, question)
 
 
-def translate_for_corpus(question: str, settings: Settings) -> str:
-    """The question in the stored writings' main language (recorded at ingest; English when none is)."""
-    return translate_to_language(question, settings, corpus_language(settings.local_home) or "en")
+def translate_for_corpus(question: str, settings: Settings, store: Store | None = None) -> str:
+    """The question in the stored writings' main language (kept with the posts table at ingest, for a
+    table from before that this machine's record; English when none is). `store`: the table's, when the
+    caller has it open."""
+    store = store or Store(settings.data_dir)
+    return translate_to_language(question, settings, corpus_language(store, settings.local_home) or "en")
 
 
 REWRITE_PROMPT = (
@@ -107,42 +93,6 @@ REWRITE_PROMPT = (
 )
 
 
-# Words that point back into the conversation ("it", "that one", "the second"), per language. Personal
-# pronouns ("she", "he", "his") are left out on purpose: readers use them for the author in questions
-# that stand alone ("Why did she start the blog?").
-_REFERRING = frozenset(
-    re.findall(
-        r"\S+",
-        """it its it's that this these those them they their theirs such same other others former latter
-        second third more extra else also again then
-        es das dies diese dieser dieses dazu davon damit darüber ihn ihm ihr ihnen
-        ça cela ceci celui celle ceux celles lui leur leurs en y aussi encore
-        bu şu o onu ona onun bunu bunun şunu onlar onları ayrıca""",
-    )
-)
-# A follow-up opening like these continues the previous question ("And the cost?", "What about X?").
-_CONTINUATIONS = ("and ", "but ", "so ", "also ", "what about", "how about", "und ", "et ", "ve ", "peki")
-# Question words and auxiliaries: not content, but missing from the keyword stopwords.
-_QUESTION_WORDS = frozenset(
-    [
-        "what",
-        "why",
-        "how",
-        "when",
-        "where",
-        "who",
-        "whom",
-        "which",
-        "whose",
-        "does",
-        "did",
-        "do",
-        "is",
-        "are",
-        "was",
-        "were",
-    ]
-)
 # With a word pointing back, a follow-up of at most this many content words more is joined ("What did
 # that one cost?"); without one, only a question of at most one content word is ("How did he react?"):
 # "What is the capital of France?" stands alone, however short.
@@ -160,13 +110,18 @@ def needs_context(question: str) -> bool:
     text = " ".join(question.lower().replace("’", "'").split())
     if not text:
         return False
-    if text.startswith(_CONTINUATIONS):
+    # The question's own language's cues (every language's when it is too short to tell; none for a
+    # language without a record): core/text/languages.py.
+    cues = language(detect_language(question))
+    if text.startswith(cues.continuations):
         return True
-    words = _WORD_ANY.findall(text)
-    content = [w for w in words if w not in STOPWORDS and w not in _QUESTION_WORDS and w not in _REFERRING]
+    words = LETTER_WORD.findall(text)
+    content = [
+        w for w in words if w not in STOPWORDS and w not in cues.question_words and w not in cues.referring
+    ]
     if len(content) <= 1:
         return True
-    return len(content) <= FOLLOWUP_CONTENT_WORDS + 1 and any(w in _REFERRING for w in words)
+    return len(content) <= FOLLOWUP_CONTENT_WORDS + 1 and any(w in cues.referring for w in words)
 
 
 def rewrite_followup(

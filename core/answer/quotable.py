@@ -2,7 +2,7 @@
 
     sentence_units(chunk_text)  # [(offset, sentence)], each a verbatim slice of the text
     readable(sentence)          # long enough and ending like a sentence: a reader can take it alone
-    content_words(text)         # lemmas that carry meaning; light_words also keeps common verbs
+    content_words(text)         # lemmas that carry meaning (core/text/words.py, re-exported here)
 
 core/answer/extractive.py scores and picks among these; core/answer/abstain.py reads the same words.
 """
@@ -10,35 +10,17 @@ core/answer/extractive.py scores and picks among these; core/answer/abstain.py r
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
-import simplemma
-
-from core.chunk import STOPWORDS
 from core.text.sentences import TAG_RE, split_sentences
+from core.text.words import (
+    LIST_MARKER,
+    MAX_SENTENCE_WORDS,
+    MIN_SENTENCE_CONTENT_WORDS,
+    MIN_SENTENCE_WORDS,
+    content_words,
+)
 
-# A sentence needs MIN_WORDS..MAX_SENTENCE_WORDS words, and MIN_CONTENT_WORDS content words, to be worth
-# reading on its own.
-MIN_WORDS = 5
-MAX_SENTENCE_WORDS = 70
-MIN_CONTENT_WORDS = 2
-
-WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
-_LIST_MARKER = re.compile(r"^(?:[-*•▪–]\s+|\(?\d{1,2}[.)]\s+)")
 _SENTENCE_END = re.compile(r"""[.!?…]["'”’)\]]*$""")
-# Function words only (core.text.language's English list): the light coverage keeps verbs such as "use".
-_FUNCTION_WORDS = frozenset(
-    re.findall(
-        r"\S+",
-        "the and of to in is that it was for with as his on be at by this had not are but from or have an "
-        "they which you were her she there been all we their would my me so what when who will more if out "
-        "about up them into your can has its our how why did does do a",
-    )
-)
-# Words of a question that never say what is asked about.
-_QUESTION_FILLER = frozenset(
-    ("author", "author's", "writer", "blogger", "opinion", "mention", "explain", "describe")
-)
 
 
 def sentence_units(text: str) -> list[tuple[int, str]]:
@@ -90,7 +72,7 @@ def _pieces(at: int, sentence: str) -> list[tuple[int, str]]:
         if not stripped:
             continue
         start += piece.find(stripped)
-        marker = _LIST_MARKER.match(stripped)
+        marker = LIST_MARKER.match(stripped)
         if marker:
             start, stripped = start + marker.end(), stripped[marker.end() :]
         if stripped:
@@ -102,39 +84,9 @@ def readable(sentence: str) -> bool:
     """Whether a reader can take the sentence alone: long enough, and ending like a sentence (not a
     heading, a date line, a "The dimensions:" lead-in or a "Filed under" footer)."""
     words = len(sentence.split())
-    if not MIN_WORDS <= words <= MAX_SENTENCE_WORDS or not _SENTENCE_END.search(sentence):
+    if not MIN_SENTENCE_WORDS <= words <= MAX_SENTENCE_WORDS or not _SENTENCE_END.search(sentence):
         return False
-    return len(content_words(sentence)) >= MIN_CONTENT_WORDS
-
-
-@lru_cache(maxsize=50_000)
-def _lemma(word: str) -> str:
-    return simplemma.lemmatize(word, lang="en").lower()
-
-
-def is_known_word(word: str, language: str) -> bool:
-    """Whether simplemma's dictionary for `language` holds the word (False for a language it lacks)."""
-    try:
-        return bool(simplemma.is_known(word, lang=language))
-    except ValueError:
-        return False
-
-
-def _words(text: str, stop: frozenset[str]) -> set[str]:
-    words = (w.lower().removesuffix("'s").removesuffix("’s") for w in WORD.findall(text))
-    lemmas = (_lemma(w) for w in words if len(w) > 1 and w not in stop and w not in _QUESTION_FILLER)
-    # The lemma is checked too: "didn't" is no stop word, but its lemma "do" is.
-    return {lemma for lemma in lemmas if lemma not in stop}
-
-
-def content_words(text: str) -> set[str]:
-    """Lemmas of the words that carry meaning (core.keywords.STOPWORDS and one-letter words left out)."""
-    return _words(text, STOPWORDS)
-
-
-def light_words(text: str) -> set[str]:
-    """Lemmas of every word but function words: keeps the common verbs STOPWORDS drops ("use")."""
-    return _words(text, _FUNCTION_WORDS)
+    return len(content_words(sentence)) >= MIN_SENTENCE_CONTENT_WORDS
 
 
 def share(asked: set[str], words: set[str]) -> float:

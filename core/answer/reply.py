@@ -34,7 +34,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from core.answer.abstain import NO_ANSWER_MESSAGE, Suggestion, Verdict, judge
+from core.answer.abstain import Suggestion, Verdict, judge
 from core.answer.extractive import ExtractiveAnswer, Quote, extract_answer
 from core.answer.generate import AnswerStream, Source, answer, sources_of
 from core.answer.grounding import Grounding, SentenceSupport, excerpts_language, unreadable
@@ -44,38 +44,22 @@ from core.llm import LLMError
 from core.models import Hit
 from core.text import UNDETERMINED, detect_language, language_name, languages_differ
 from core.text.fragments import fragment_link
+from core.text.languages import LANGUAGES
 
 # The fixed replies, per question language (English when the language is not listed or not known).
 # A fixed sentence is the author's frame, not a claim about the world, so translating it invents nothing.
-NO_ANSWER = {
-    "en": NO_ANSWER_MESSAGE,
-    "de": "Darüber habe ich nicht geschrieben, deshalb kann ich es aus meinen Beiträgen nicht beantworten.",
-    "fr": "Je n'ai pas écrit là-dessus, je ne peux donc pas y répondre à partir de mes articles.",
-    "es": "No he escrito sobre eso, así que no puedo responderlo a partir de mis publicaciones.",
-    "tr": "Bu konuda yazmadım, bu yüzden yazılarımdan yanıtlayamam.",
-}
+# The strings live in the language records (core/text/languages.py).
+NO_ANSWER = {code: lang.no_answer for code, lang in LANGUAGES.items()}
 # When the question is in a language the table's embedding model cannot compare with the posts' (an
 # English-only model) and nothing translated it: saying "I haven't written about that" would be false.
-CANNOT_READ = {
-    "en": "I can't read questions in this language yet; please ask in English.",
-    "de": "Fragen auf Deutsch kann ich noch nicht lesen; bitte fragen Sie auf Englisch.",
-    "fr": "Je ne sais pas encore lire les questions en français ; posez-la en anglais, s'il vous plaît.",
-    "es": "Todavía no puedo leer preguntas en español; pregúntelo en inglés, por favor.",
-    "tr": "Türkçe soruları henüz okuyamıyorum; lütfen İngilizce sorun.",
-}
+CANNOT_READ = {code: lang.cannot_read for code, lang in LANGUAGES.items()}
 # For the owner (never shown to readers): how to let the blog read such questions.
 CANNOT_READ_HELP = (
     "questions in {language} cannot be compared with English posts by {model}: re-embed with "
     "`inkwell reembed --embed-model multilingual-e5-small`, or configure an answer model "
     "(OPENAI_API_KEY or OPENAI_BASE_URL) so questions are translated first"
 )
-CLOSEST = {
-    "en": "The closest posts I have written:",
-    "de": "Am nächsten kommen diese Beiträge:",
-    "fr": "Les articles les plus proches :",
-    "es": "Las publicaciones más cercanas:",
-    "tr": "En yakın yazılarım:",
-}
+CLOSEST = {code: lang.closest for code, lang in LANGUAGES.items()}
 
 # The note under a reply that quotes the author because the model could not answer. It names no
 # server and quotes no error: public readers see it.

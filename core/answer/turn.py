@@ -134,7 +134,7 @@ def search_turn(
             skipped["rewrite"] = exc
     if settings.should_translate:
         try:
-            query = translate_for_corpus(query, settings)
+            query = translate_for_corpus(query, settings, store)
         except LLMError as exc:
             skipped["translate"] = exc
     decision, retrieval = route_and_search(

@@ -45,43 +45,12 @@ from functools import lru_cache
 import simplemma
 
 from core.models import Chunk, Post
+from core.text.words import STOPWORDS
 
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
-
-# Hand-kept English stopwords: function words, contraction pieces, and verbs/adverbs so common in
-# personal writing that they never characterise a passage.
-STOPWORDS: frozenset[str] = _words(
-    """
-    a about above across after afterwards again against ago ah all almost alone along already also
-    although always am among amongst an and another any anybody anyhow anyone anything anyway
-    anywhere are around as at away back be became because become becomes becoming been before
-    beforehand behind being below beside besides between beyond both but by can cannot could did do
-    does doing done down due during each either else elsewhere enough etc even ever every everybody
-    everyone everything everywhere except few for former formerly from further furthermore had has
-    have having he hence her here hereafter hereby herein hers herself him himself his how however i
-    if in indeed instead into is it its itself just last latter latterly least less let lets like
-    likely may maybe me meanwhile might mine more moreover most mostly much must my myself namely
-    neither never nevertheless next no nobody none noone nor not nothing now nowhere of off often oh
-    ok okay on once one only onto or other others otherwise our ours ourselves out over own per
-    perhaps please quite rather really same several shall she should since so some somebody somehow
-    someone somewhere still such than that the their theirs them themselves then thence there
-    thereafter thereby therefore therein thereupon these they this those though through throughout
-    thru thus to together too toward towards under unless until up upon us very via was we well were
-    what whatever when whence whenever where whereafter whereas whereby wherein whereupon wherever
-    whether which while whither who whoever whole whom whose why will with within without would yes
-    yet you your yours yourself yourselves
-    actually came come comes coming didn doesn don got get gets getting go goes going gone gotten
-    hadn hasn haven isn know knew known knows ll made make makes making many mean means meant need
-    needs put puts re said say says saw see seem seemed seeming seems seen shan shouldn take takes
-    taking taken tell tells told think thinks thought try tried tries use used uses using ve want
-    wanted wants wasn weren went won wouldn yeah felt feel feels found gave give gives given took began
-    begun kept keep keeps brought heard started
-    first second third one two three four five six seven eight nine ten hundred thousand million
-    """
-)
 
 # Words too general to tell a reader what a passage is about.
 VAGUE_WORDS: frozenset[str] = _words(

@@ -27,15 +27,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.answer import check_grounding, search_turn
-from core.answer.grounding import content_words
 from core.config import Settings
 from core.embed import Embedder
 from core.evaluate.baseline import naive_answer
 from core.evaluate.metrics import Query, evidence_found, percentile
 from core.store import Store
+from core.text.words import content_forms
 
-_TOKEN = re.compile(r"[^\W_]+")
-_ARTICLES = frozenset({"a", "an", "the"})
+_ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 
 Progress = Callable[[int, int, str], None]
 # The answer mode of the naive baseline (core/evaluate/baseline.py): judged by the same relevance bar as
@@ -44,13 +43,17 @@ NAIVE = "naive"
 
 
 def answer_tokens(text: str) -> list[str]:
-    """SQuAD-style normalisation (NFKC, case-folded, punctuation and English articles dropped)."""
-    words = _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
-    return [w for w in words if w not in _ARTICLES]
+    """The words SQuAD's answer F1 compares (its `normalize_answer`, for any script): NFKC, case-folded,
+    punctuation and symbols removed (joining what they split: "well-known" → "wellknown", "3.5" → "35"),
+    the English articles dropped, split on whitespace."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    kept = "".join(ch for ch in folded if not unicodedata.category(ch).startswith(("P", "S")))
+    return _ARTICLES.sub(" ", kept).split()
 
 
 def token_f1(prediction: str, reference: str) -> float:
-    """Harmonic mean of token precision and recall (bags of words); 0.0 when either is empty."""
+    """SQuAD's answer token F1: the harmonic mean of precision and recall of the `answer_tokens` bags;
+    0.0 when either is empty."""
     predicted, wanted = answer_tokens(prediction), answer_tokens(reference)
     common = sum((Counter(predicted) & Counter(wanted)).values())
     if not common:
@@ -61,12 +64,12 @@ def token_f1(prediction: str, reference: str) -> float:
 
 def invented_share(answer: str, excerpts: Sequence[str]) -> float | None:
     """Share of the answer's content words that occur in none of the excerpts; None without content words."""
-    words = content_words(answer)
+    words = content_forms(answer)
     if not words:
         return None
     known: set[str] = set()
     for text in excerpts:
-        known |= content_words(text)
+        known |= content_forms(text)
     return len(words - known) / len(words)
 
 

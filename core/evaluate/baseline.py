@@ -9,9 +9,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from core.answer import ExtractiveAnswer, Quote
-from core.answer.quotable import content_words, readable, sentence_units, share
+from core.answer.quotable import readable, sentence_units, share
 from core.embed import Embedder, embed_query, passage_vectors
 from core.models import Hit
+from core.text.words import content_words
 
 NAIVE_HITS = 10
 NAIVE_SENTENCES = 2

@@ -37,6 +37,7 @@ from core.models import Chunk, ParseError, Post
 from core.parse import parse_paths
 from core.parse.addresses import permalink_url, resolve_url
 from core.store import CommitConflictError, Store, StoreError
+from core.store.corpus import write_corpus_language
 
 if TYPE_CHECKING:
     from core.prepare import LLMPrepOptions, Prepared
@@ -157,9 +158,11 @@ def _after_writes(
     llm: LLMPrepOptions | None,
     posts: list[Post],
     states: dict,
+    store: Store,
 ) -> None:
     """Notes on the outcomes; the rewrites stored beside the originals; the posts' languages recorded
-    (the corpus's main language is what questions are translated into). Never fails the ingest."""
+    and the corpus's main language (what questions are translated into) stored with the posts table.
+    Never fails the ingest."""
     import logging
 
     from core.llm import LLMCache, endpoint_label
@@ -194,9 +197,14 @@ def _after_writes(
                     status={True: "accepted", False: "rejected", None: "applied"}[decision],
                     model=endpoint_label(settings),
                 )
-            cache.record_languages(languages, present=set(states) | stored)
+            main = cache.record_languages(languages, present=set(states) | stored)
     except Exception as exc:  # a side record: the posts are stored already
         logging.getLogger(__name__).warning("could not record languages/rewrites: %s", exc)
+        return
+    try:
+        write_corpus_language(store, main)
+    except Exception as exc:  # readers fall back to the local record
+        logging.getLogger(__name__).warning("could not store the corpus language with the posts: %s", exc)
 
 
 def ingest_posts(
@@ -346,7 +354,7 @@ def ingest_posts(
         for outcome in report.outcomes:
             if outcome.post_id in replaced and outcome.status == "updated":
                 outcome.message = f"replaced the post read from {replaced[outcome.post_id]}"
-        _after_writes(settings, report, prepared, llm, [p for p, _, _ in todo], states)
+        _after_writes(settings, report, prepared, llm, [p for p, _, _ in todo], states, store)
         written = [o.post_id for o in report.outcomes if o.status in ("new", "updated")]
         try:
             change = store.log_change(

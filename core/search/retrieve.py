@@ -59,10 +59,10 @@ import numpy as np
 
 from core.config import RETRIEVAL_MODES, Settings
 from core.embed import Embedder, cross_lingual, embed_query, embedder_for_store, relevance_scale, rescale
-from core.llm import corpus_language
 from core.models import Hit
 from core.search.rerank import rerank
 from core.store import KeywordSearchError, Store
+from core.store.corpus import corpus_language
 from core.text import UNDETERMINED, detect_language
 
 # Score fusion's weight of the dense side (the keyword side gets the rest); see the module docstring.
@@ -181,7 +181,7 @@ def search(
     keyword_rows: list[dict] = []
     feedback: list[str] = []
     if mode in ("fts", "hybrid"):
-        if dense_rows and asked_in_another_language(question, settings, embedder):
+        if dense_rows and asked_in_another_language(question, settings, embedder, store):
             feedback = feedback_terms(dense_rows[:FEEDBACK_HITS], question)
         try:
             keyword_rows = store.keyword_search(" ".join([question, *feedback]), settings.top_k, collections)
@@ -227,13 +227,17 @@ def _dense(
     return embedder, vector, rows, relevance_scale(embedder.model_id)
 
 
-def asked_in_another_language(question: str, settings: Settings, embedder: Embedder | None) -> bool:
+def asked_in_another_language(
+    question: str, settings: Settings, embedder: Embedder | None, store: Store | None = None
+) -> bool:
     """A question in another language than the posts' main one, with a model that matches across
     languages (with MiniLM the nearest passages of a translated question are mostly wrong)."""
     if embedder is None or not cross_lingual(embedder.model_id):
         return False
     asked = detect_language(question)
-    return asked != UNDETERMINED and asked != (corpus_language(settings.local_home) or "en")
+    if asked == UNDETERMINED:
+        return False
+    return asked != (corpus_language(store or Store(settings.data_dir), settings.local_home) or "en")
 
 
 def feedback_terms(rows: Sequence[dict], question: str) -> list[str]:

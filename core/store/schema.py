@@ -13,6 +13,8 @@ CHUNKS = "chunks"
 POSTS = "posts"
 META_MODEL = b"inkwell.embed_model"
 META_DIM = b"inkwell.embed_dim"
+# On the posts table's post_id field: the corpus's main language (core/store/corpus.py).
+META_LANGUAGE = b"inkwell.corpus_language"
 # Brute-force search is exact and takes a few ms at a few thousand chunks; an ANN index only pays
 # off past this size (measured: ≈ 3–9 ms at 2k chunks without one).
 VECTOR_INDEX_MIN_ROWS = 10_000

@@ -141,6 +141,11 @@ for _lang, _words in _STOPWORDS.items():
         _WORD_LANGS[_w] = (*_WORD_LANGS.get(_w, ()), _lang)
 
 
+def frequent_words(language: str) -> frozenset[str]:
+    """The few frequent function words the detector scores `language` by (empty for one it does not score)."""
+    return _STOPWORDS.get(language, frozenset())
+
+
 def _script_of(ch: str) -> str | None:
     code = ord(ch)
     for lang, ranges in _SCRIPTS:

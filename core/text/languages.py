@@ -1,0 +1,232 @@
+"""What the rules know about each language, one record per language: its function words (the
+`stop-words` package), the words a follow-up question points back with, its number words, the sentence
+openers that lean on the sentence before or announce the next, and the fixed replies.
+
+    lang = language("de")          # the German record; FALLBACK for a language without one
+    lang.function_words            # frozenset from stop-words ("die", "man", …)
+    lang.number("zwölf")           # 12
+    lang.leans_back("Das ist …")   # True: "das" points at the sentence before
+
+A language without a record gets FALLBACK: no cues at all (an English cue is never applied to another
+language) and the English replies. `und` (a text too short to tell) gets UNKNOWN: every record's
+follow-up cues, since a two-word follow-up ("Und dann?") is rarely long enough to detect.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from core.text.function_words import function_words
+from core.text.language import UNDETERMINED
+
+
+def _split(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+def _numbers(units: str, tens: str, big: dict[str, int]) -> dict[str, int]:
+    """Number words: `units` are 0..19 in order, `tens` 20..90 in order, `big` the rest."""
+    found = {w: i for i, w in enumerate(units.split())}
+    found |= {w: 10 * (i + 2) for i, w in enumerate(tens.split())}
+    return found | big
+
+
+@dataclass(frozen=True)
+class Language:
+    """One language's cues and replies; every field empty in FALLBACK."""
+
+    code: str
+    # Words that point back into the conversation ("it", "that one"). Personal pronouns ("she", "he")
+    # are left out: readers use them for the author in questions that stand alone.
+    referring: frozenset[str] = frozenset()
+    # A follow-up starting like this continues the previous question ("And the cost?"): lower case.
+    continuations: tuple[str, ...] = ()
+    # Words that ask and carry no content ("what", "does"), beside the function words.
+    question_words: frozenset[str] = frozenset()
+    # Spelled numbers → value; "tens-units" hyphenated compounds are read when `hyphenated_tens`.
+    number_words: dict[str, int] = field(default_factory=dict)
+    hyphenated_tens: bool = False
+    # Sentence openers that point at the sentence before: demonstratives, pronouns, connectives.
+    leaning_openers: frozenset[str] = frozenset()
+    # Sentence openers that announce what follows ("Here is …"); a colon at the end does in any language.
+    announcing_openers: tuple[str, ...] = ()
+    no_answer: str = ""
+    cannot_read: str = ""
+    closest: str = ""
+
+    @property
+    def function_words(self) -> frozenset[str]:
+        """The stop-words package's list for this language (empty when it has none)."""
+        return function_words(self.code) if self.code else frozenset()
+
+    @cached_property
+    def _leaning(self) -> re.Pattern[str] | None:
+        return _opener(self.leaning_openers)
+
+    @cached_property
+    def _announcing(self) -> re.Pattern[str] | None:
+        return _opener(self.announcing_openers)
+
+    def leans_back(self, sentence: str) -> bool:
+        """Whether the sentence opens with a word pointing at the one before ("This is why …")."""
+        return bool(self._leaning and self._leaning.match(sentence))
+
+    def announces(self, sentence: str) -> bool:
+        """Whether the sentence opens like an announcement of the next ("Here is what I use:")."""
+        return bool(self._announcing and self._announcing.match(sentence))
+
+    def number(self, word: str) -> int | None:
+        """The value of a spelled number ("twelve", "thirty-five"), None for any other word."""
+        word = word.lower()
+        if word in self.number_words:
+            return self.number_words[word]
+        head, sep, tail = word.partition("-")
+        tens, unit = self.number_words.get(head), self.number_words.get(tail)
+        if (
+            sep
+            and self.hyphenated_tens
+            and tens is not None
+            and unit is not None
+            and tens % 10 == 0
+            and tens >= 20
+        ):
+            return tens + unit if 0 < unit < 10 else None
+        return None
+
+
+def _opener(words: Iterable[str]) -> re.Pattern[str] | None:
+    if not words:
+        return None
+    alternatives = "|".join(
+        r"\s+".join(map(re.escape, w.split())) for w in sorted(words, key=len, reverse=True)
+    )
+    return re.compile(rf"^(?:{alternatives})(?!\w)", re.IGNORECASE)
+
+
+ENGLISH = Language(
+    "en",
+    referring=_split(
+        "it its it's that this these those them they their theirs such same other others former latter "
+        "second third more extra else also again then"
+    ),
+    continuations=("and ", "but ", "so ", "also ", "what about", "how about"),
+    question_words=_split("what why how when where who whom which whose does did do is are was were"),
+    number_words=_numbers(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+        "sixteen seventeen eighteen nineteen",
+        "twenty thirty forty fifty sixty seventy eighty ninety",
+        {"hundred": 100, "thousand": 1000},
+    ),
+    hyphenated_tens=True,
+    leaning_openers=_split(
+        "this that these those it its they them their he she his her him such but and so yet then also "
+        "which both there here still instead otherwise however thus hence or nor"
+    ),
+    announcing_openers=("here is", "here are", "here's", "here’s"),
+    no_answer="I haven't written about that, so I can't answer it from my posts.",
+    cannot_read="I can't read questions in this language yet; please ask in English.",
+    closest="The closest posts I have written:",
+)
+
+GERMAN = Language(
+    "de",
+    referring=_split("es das dies diese dieser dieses dazu davon damit darüber ihn ihm ihr ihnen"),
+    continuations=("und ", "aber ", "also ", "und was", "was ist mit", "wie ist es mit"),
+    question_words=_split("was warum wie wann wo wer wen wem wessen welche welcher welches"),
+    number_words=_numbers(
+        "null eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf dreizehn vierzehn fünfzehn "
+        "sechzehn siebzehn achtzehn neunzehn",
+        "zwanzig dreißig vierzig fünfzig sechzig siebzig achtzig neunzig",
+        {"hundert": 100, "tausend": 1000},
+    ),
+    leaning_openers=_split(
+        "das dies diese dieser dieses es sie er aber und also dann deshalb daher darum trotzdem sonst "
+        "doch auch außerdem"
+    ),
+    announcing_openers=("hier ist", "hier sind", "folgendes"),
+    no_answer="Darüber habe ich nicht geschrieben, deshalb kann ich es aus meinen Beiträgen nicht beantworten.",
+    cannot_read="Fragen auf Deutsch kann ich noch nicht lesen; bitte fragen Sie auf Englisch.",
+    closest="Am nächsten kommen diese Beiträge:",
+)
+
+FRENCH = Language(
+    "fr",
+    referring=_split("ça cela ceci celui celle ceux celles lui leur leurs en y aussi encore"),
+    continuations=("et ", "mais ", "donc ", "et pour", "et si"),
+    question_words=_split("que quoi qui quel quelle quels quelles comment pourquoi quand où combien"),
+    number_words=_numbers(
+        "zéro un deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize "
+        "dix-sept dix-huit dix-neuf",
+        "vingt trente quarante cinquante soixante soixante-dix quatre-vingts quatre-vingt-dix",
+        {"cent": 100, "mille": 1000},
+    ),
+    leaning_openers=_split(
+        "cela ça ce cette ces il elle ils elles mais et donc puis aussi pourtant alors ainsi sinon"
+    ),
+    announcing_openers=("voici", "voilà"),
+    no_answer="Je n'ai pas écrit là-dessus, je ne peux donc pas y répondre à partir de mes articles.",
+    cannot_read="Je ne sais pas encore lire les questions en français ; posez-la en anglais, s'il vous plaît.",
+    closest="Les articles les plus proches :",
+)
+
+SPANISH = Language(
+    "es",
+    referring=_split("eso esto esa ese esas esos aquello lo la los las le les también otra otro otros"),
+    continuations=("y ", "pero ", "entonces ", "¿y ", "y qué", "¿y qué"),
+    question_words=_split("qué que cómo como por porqué cuándo dónde quién quiénes cuál cuáles cuánto"),
+    number_words=_numbers(
+        "cero uno dos tres cuatro cinco seis siete ocho nueve diez once doce trece catorce quince "
+        "dieciséis diecisiete dieciocho diecinueve",
+        "veinte treinta cuarenta cincuenta sesenta setenta ochenta noventa",
+        {"cien": 100, "ciento": 100, "mil": 1000},
+    ),
+    leaning_openers=_split(
+        "esto eso esta este estos estas ello él ella ellos ellas pero y así entonces también además"
+    ),
+    announcing_openers=("aquí está", "aquí están", "he aquí"),
+    no_answer="No he escrito sobre eso, así que no puedo responderlo a partir de mis publicaciones.",
+    cannot_read="Todavía no puedo leer preguntas en español; pregúntelo en inglés, por favor.",
+    closest="Las publicaciones más cercanas:",
+)
+
+TURKISH = Language(
+    "tr",
+    referring=_split("bu şu o onu ona onun bunu bunun şunu onlar onları ayrıca"),
+    continuations=("ve ", "peki", "ama ", "ya "),
+    question_words=_split("ne neden niçin nasıl nerede ne zaman kim hangi kaç mi mı mu mü"),
+    number_words=_numbers(
+        "sıfır bir iki üç dört beş altı yedi sekiz dokuz on",
+        "yirmi otuz kırk elli altmış yetmiş seksen doksan",
+        {"yüz": 100, "bin": 1000},
+    ),
+    leaning_openers=_split("bu bunu bunun şu o onu ama ve fakat ancak yani çünkü ayrıca"),
+    announcing_openers=("işte",),
+    no_answer="Bu konuda yazmadım, bu yüzden yazılarımdan yanıtlayamam.",
+    cannot_read="Türkçe soruları henüz okuyamıyorum; lütfen İngilizce sorun.",
+    closest="En yakın yazılarım:",
+)
+
+LANGUAGES: dict[str, Language] = {lang.code: lang for lang in (ENGLISH, GERMAN, FRENCH, SPANISH, TURKISH)}
+
+# A language without a record: no cues (none of another language's), English replies.
+FALLBACK = Language("", no_answer=ENGLISH.no_answer, cannot_read=ENGLISH.cannot_read, closest=ENGLISH.closest)
+# A text too short to tell its language: every record's follow-up cues, no sentence or number cues.
+UNKNOWN = Language(
+    UNDETERMINED,
+    referring=frozenset().union(*(lang.referring for lang in LANGUAGES.values())),
+    continuations=tuple(c for lang in LANGUAGES.values() for c in lang.continuations),
+    question_words=frozenset().union(*(lang.question_words for lang in LANGUAGES.values())),
+    no_answer=ENGLISH.no_answer,
+    cannot_read=ENGLISH.cannot_read,
+    closest=ENGLISH.closest,
+)
+
+
+def language(code: str | None) -> Language:
+    """The record of an ISO 639-1 language: UNKNOWN for "und" (or none), FALLBACK for one without a record."""
+    if not code or code == UNDETERMINED:
+        return UNKNOWN
+    return LANGUAGES.get(code, FALLBACK)

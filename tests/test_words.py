@@ -1,0 +1,97 @@
+"""The text helpers (core/text/words.py) and the language records (core/text/languages.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.answer.extractive import is_signpost
+from core.answer.grounding import specifics
+from core.answer.question import looks_english, needs_context
+from core.answer.reply import CANNOT_READ, CLOSEST, NO_ANSWER
+from core.text import function_words
+from core.text.languages import ENGLISH, FALLBACK, LANGUAGES, UNKNOWN, language
+from core.text.words import (
+    MIN_CHECKED_CONTENT_WORDS,
+    MIN_SENTENCE_WORDS,
+    content_forms,
+    content_words,
+    light_words,
+    names,
+    strip_list_marker,
+    words,
+)
+
+
+def test_words_keep_inner_apostrophes_and_digits():
+    assert words("Don't use the $40 saw, Ezra’s.") == ["don't", "use", "the", "40", "saw", "ezra’s"]
+
+
+def test_content_words_are_lemmas_and_content_forms_are_as_written():
+    assert content_words("The author's boards were drying") == {"board", "dry"}
+    assert content_forms("The author's boards were drying") == {"author's", "boards", "drying"}
+    assert "use" in light_words("I use oak") and "use" not in content_words("I use oak")
+
+
+def test_list_markers_of_every_kind_are_stripped():
+    for line in ("- Dunmore", "• Dunmore", "2. Dunmore", "(3) Dunmore", "12) Dunmore", "▪ Dunmore"):
+        assert strip_list_marker(line) == "Dunmore", line
+    assert strip_list_marker("2019 was the year") == "2019 was the year"
+
+
+def test_names_are_capitalised_words_not_starting_a_sentence():
+    assert names("Yesterday I met Ezra in Lisbon. Then we left.") == ["Ezra", "Lisbon"]
+    assert names("¿Conoces Lisboa?") == ["Lisboa"]
+
+
+def test_minimum_lengths_say_what_they_count():
+    assert MIN_SENTENCE_WORDS == 5  # words of a sentence a reader can take alone
+    assert MIN_CHECKED_CONTENT_WORDS == 3  # content words of an answer sentence worth checking
+
+
+@pytest.mark.parametrize("code", ["en", "de", "fr", "es", "tr"])
+def test_every_reply_language_has_a_full_record(code):
+    record = language(code)
+    assert record.code == code and record is LANGUAGES[code]
+    assert record.function_words == function_words(code) and len(record.function_words) > 50
+    assert record.referring and record.continuations and record.number_words
+    assert record.leaning_openers and record.announcing_openers
+    assert NO_ANSWER[code] == record.no_answer and CANNOT_READ[code] == record.cannot_read
+    assert CLOSEST[code] == record.closest
+
+
+def test_a_language_without_a_record_gets_no_english_cues():
+    italian = language("it")
+    assert italian is FALLBACK and not italian.referring and not italian.number_words
+    assert not italian.leans_back("This is why") and italian.number("twelve") is None
+    assert italian.no_answer == ENGLISH.no_answer  # the fixed replies fall back to English
+    assert language("und") is UNKNOWN and {"it", "das", "ça", "bu"} <= UNKNOWN.referring
+
+
+def test_number_words_per_language():
+    assert ENGLISH.number("thirty-five") == 35 and ENGLISH.number("Twelve") == 12
+    assert language("de").number("zwölf") == 12 and language("fr").number("vingt") == 20
+    assert language("es").number("quince") == 15 and language("tr").number("on") == 10
+    assert ENGLISH.number("on") is None  # Turkish "on" (ten) is never read in English
+    assert specifics("Es hat zwölf Tage gedauert.", names=False, lang="de") == {"12"}
+    assert specifics("It took twelve days.", names=False) == {"12"}
+
+
+def test_sentence_openers_are_read_in_the_posts_language():
+    assert ENGLISH.leans_back("This is why I stopped.") and not ENGLISH.leans_back("Thistles grow.")
+    assert language("de").leans_back("Deshalb habe ich aufgehört.")
+    assert language("fr").leans_back("Cela dit, je continue.")
+    assert not language("de").leans_back("This is why I stopped.")
+    assert is_signpost("Here is what I use now.") and not is_signpost("Here is what I use now.", FALLBACK)
+    assert is_signpost("Voici ce que j'utilise maintenant.", language("fr"))
+    assert is_signpost("Meine Methode hat drei Schritte:", language("de"))  # a colon, in any language
+
+
+def test_follow_up_cues_are_the_questions_language():
+    assert needs_context("Und was hat das gekostet?")
+    assert needs_context("Et ça, combien ?")
+    assert not needs_context("What is the capital of France?")
+
+
+def test_one_english_detector():
+    assert looks_english("What do you think about Lisbon?")
+    assert not looks_english("Was denkst du über Berlin?")
