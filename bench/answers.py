@@ -43,7 +43,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from core.answer import abstain
 from core.answer.abstain import Signals, Thresholds, decide, judge, signals
 from core.answer.extractive import MAX_HITS, ExtractiveAnswer, extract_answer
 from core.answer.grounding import content_words
@@ -53,6 +52,7 @@ from core.evaluate import evidence_found, percentile
 from core.ingest import ingest_posts
 from core.models import Hit
 from core.parse import parse_paths
+from core.profiles import entries, profile_for
 from core.search import search
 from core.store import Store
 
@@ -351,7 +351,8 @@ def main() -> None:
         for model in args.models.split(","):
             rows += run(model, args.modes.split(","), Path(tmp))
     report(rows)
-    print(f"\nshipped thresholds: {abstain.THRESHOLDS}")
+    shipped = {e.model_id: profile_for(e.model_id).bar for e in entries() if e.backend != "openai"}
+    print(f"\nshipped thresholds (model profiles): {shipped}")
     if args.calibrate:
         calibration_report(rows)
 
