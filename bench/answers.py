@@ -41,7 +41,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from core.answer import abstain
 from core.answer.abstain import Signals, Thresholds, decide, judge, signals
 from core.answer.extractive import MAX_HITS, ExtractiveAnswer, extract_answer
 from core.config import BUILTIN_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL, Settings
@@ -51,6 +50,7 @@ from core.evaluate.answers import token_f1
 from core.ingest import ingest_posts
 from core.models import Hit
 from core.parse import parse_paths
+from core.profiles import entries, profile_for
 from core.search import search
 from core.store import Store
 from core.text.words import content_forms
@@ -332,7 +332,8 @@ def main() -> None:
         for model in args.models.split(","):
             rows += run(model, args.modes.split(","), Path(tmp))
     report(rows)
-    print(f"\nshipped thresholds: {abstain.THRESHOLDS}")
+    shipped = {e.model_id: profile_for(e.model_id).bar for e in entries() if e.backend != "openai"}
+    print(f"\nshipped thresholds (model profiles): {shipped}")
     if args.calibrate:
         calibration_report(rows)
 

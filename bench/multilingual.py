@@ -9,7 +9,7 @@ Prints, in one run, on the demo blog (20 English posts) with its 15 judged quest
   SmolLM2-135M (the offline LLM), and e5 hybrid on raw cosines (no relevance rescale) for comparison;
 - the translation's latency per question and how many questions it left unchanged or failed on;
 - embedding throughput (chunks/s, measured inside the demo ingest) and query-embedding latency;
-- the cosine calibration behind core.embed.scales.RELEVANCE_SCALES: each model's median cosine of a question
+- the cosine calibration behind the relevance scales of the model profiles (core/profiles): each model's median cosine of a question
   to its best relevant chunk and to unrelated chunks, and how many chunks the answer rules
   (threshold 0.25, min 20, max 40) keep per question with and without the rescale;
 - with --scifact N: English SciFact dense nDCG@10 for both models on a slice (the first N judged
@@ -49,6 +49,7 @@ from core.evaluate import EvalReport, Query, load_qrels, load_queries, percentil
 from core.ingest import ingest_posts
 from core.models import Post
 from core.parse import parse_paths
+from core.profiles import PROFILES_DIR_ENV, find_entry, profile_for, save_profile
 from core.search import search
 from core.store import Store
 from core.text import detect_language
@@ -194,6 +195,15 @@ def scifact_slice(n_queries: int, distractors: int) -> tuple[list[Post], list[Qu
     return picked, chosen, qrels
 
 
+def raw_scale(folder: Path, model_id: str) -> None:
+    """Until INKWELL_PROFILES_DIR is unset: the model's own profile with the identity relevance scale."""
+    profile, entry = profile_for(model_id), find_entry(model_id)
+    save_profile(profile.replace(relevance_scale=(0.0, 1.0)), folder / "raw.json")
+    item = {"model_id": model_id, "names": list(entry.names), "backend": entry.backend, "profile": "raw.json"}
+    (folder / "registry.json").write_text(json.dumps({"models": [item]}))
+    os.environ[PROFILES_DIR_ENV] = str(folder)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -256,14 +266,13 @@ def main() -> None:
         }
 
         # The same e5 hybrid on raw cosines: what the relevance rescale changes in the fused ranking.
-        saved = dict(core.embed.scales.RELEVANCE_SCALES)
-        core.embed.scales.RELEVANCE_SCALES.clear()
+        raw_scale(Path(tmp) / "raw-profiles", tables["e5"].embedder.model_id)
         rows["e5 hybrid, raw cosine"] = {
             lang: evaluate(tables["e5"], queries, qrels, "hybrid", f"raw {lang}")
             for lang, queries in sets.items()
         }
         kept_raw = {mode: kept_per_question(tables["e5"], sets["en"], mode) for mode in ("dense", "hybrid")}
-        core.embed.scales.RELEVANCE_SCALES.update(saved)
+        os.environ.pop(PROFILES_DIR_ENV)
 
         llm_note = "skipped (--no-llm)"
         if not args.no_llm:

@@ -353,6 +353,7 @@ class Settings:
             raise ConfigError(f"need 0 <= min_chunks ({self.min_chunks}) <= max_chunks ({self.max_chunks})")
         if self.top_k < 1 or self.chunk_tokens < 20 or self.fixed_chars < 50:
             raise ConfigError("top_k must be >= 1, chunk_tokens >= 20 and fixed_chars >= 50")
+        self._check_embed_dimensions()
         if self.embed_batch_size < 1 or self.embed_concurrency < 1:
             raise ConfigError("embed_batch_size and embed_concurrency must be >= 1")
         if self.llm_concurrency < 1:
@@ -396,6 +397,22 @@ class Settings:
             raise ConfigError(f"question_retention_days must be > 0, not {self.question_retention_days}")
         check_site_url(self.site_url)
         permalink_pattern(self.permalink)
+
+    def _check_embed_dimensions(self) -> None:
+        """embed_dimensions within what the registered OpenAI model takes (its registry entry says)."""
+        from core.profiles import find_entry
+
+        if self.embed_dimensions is None or self.embed_backend != "openai":
+            return
+        entry = find_entry("openai:" + self.effective_embed_model)
+        limit = entry.max_dimensions if entry else None
+        if limit == 0:
+            raise ConfigError(f"{self.effective_embed_model} takes no embed_dimensions: leave it unset")
+        if limit is not None and not 1 <= self.embed_dimensions <= limit:
+            raise ConfigError(
+                f"embed_dimensions for {self.effective_embed_model} must be between 1 and {limit}, "
+                f"not {self.embed_dimensions}"
+            )
 
     # Derived choices -----------------------------------------------------------------------------
 

@@ -23,39 +23,19 @@ A question is answered when its similarity clears `similarity`, or clears the lo
 with at most `max_missing` of its content words missing; never with an unknown name, nor without a
 content word ("?", "🦆") or a sentence to quote. A question in another language than the posts
 (core.text.detect_language on both) cannot be checked word by word, so only its similarity counts,
-against `cross_language`. For an English-only embedder (MiniLM) that similarity is noise: translated
-demo questions and foreign off-topic ones both score 0.1–0.3. Such a question then also needs one
-word shared with the passages (a name or a loanword: "Instagram", "table", "Hand"; not a number, nor
-a function word of the question's language that English also has, like German "die":
-core/text/function_words.py), which passes the demo's Turkish, German and French questions
-(q13–q15) and refuses the six foreign off-topic ones and "Wer hat die Fußball-WM 2018 gewonnen?",
-at the price of refusing 31 of the 45 translated demo questions (hybrid; 26 when years and "die"
-counted, with the same 4 answers holding the evidence), whose MiniLM answers hold the evidence
-0–13% of the time anyway (bench/answers.py).
+against `cross_language`. For an English-only embedder (MiniLM) that similarity is noise (translated
+questions and foreign off-topic ones both score 0.1–0.3), so such a question also needs one word shared
+with the passages (a name or a loanword: "Instagram", "table", "Hand"; not a number, nor a function word
+of the question's language that English also has, like German "die": core/text/function_words.py).
+Whether a model reads across languages is its profile's `cross_lingual`.
 
-Thresholds are per embedder (THRESHOLDS, keyed by model id; unknown models get MiniLM's, since
-similarities are on one relevance scale), chosen by `bench/answers.py --calibrate` over all three
-retrieval modes: every English demo question answered in every mode, then as many of the 40 off-topic
-questions refused as possible, then the middle of the best region. Measured there:
-
-- MiniLM: 120/120 off-topic rows (40 questions × 3 modes) refused in sample, 120/120 two-fold held out
-  (calibrated on odd ids, measured on even, and back); the standalone on-topic questions of
-  followups.jsonl (29, never used to calibrate) answered 28/29 in hybrid mode, and the 20 questions of
-  heldout.jsonl (written apart from the code and the demo set) 17/20 (15/20 before word forms were
-  compared by stem and compound; the thresholds calibrated the same with and without).
-- multilingual-e5-small: 102/120 in sample (near misses 21/30), 100/120 held out; its translated demo
-  questions are refused only when the language detector cannot name their language (2 of 45 in
-  hybrid and dense mode) or full-text search finds nothing for them. With keyword feedback for
-  questions in other languages (core/search/retrieve.py) one more is answered in hybrid mode
-  (101/120 in sample; "¿Cuántos huesos tiene el cuerpo humano?" gets quoted sentences). Comparing word
-  forms answers all 20 of heldout.jsonl (18/20 before) and 97/120 off-topic rows are refused in sample
-  (86/120 two-fold held out).
-
-The word rule carries most of that: the English demo questions' content words all occur in their
-retrieved passages (but "cost" in q8, in some modes), while 32 of the 34 off-topic questions asked in
-the posts' language contain a word that none does (the other two, "?" and "🦆", have no content word).
-A reader who asks in words the author never used, and whose question still lands below `similarity`,
-is refused: that is the trade-off.
+The four thresholds are the embedding model's profile's `bar` (core/profiles; a model without a profile
+gets the default one), written by `inkwell calibrate` (core/evaluate/calibrate.py) from a set of
+answerable questions and one of off-topic questions: at most 3% of the answerable ones declined, then as
+many off-topic ones as can be, the middle of the bars that tie. The profile's `calibration` record holds
+the sets and figures; docs/models.md the method, docs/decisions.md its history. A reader who asks in
+words the author never used, and whose question lands below `similarity`, is refused: that is the
+trade-off.
 """
 
 from __future__ import annotations
@@ -65,8 +45,8 @@ from dataclasses import dataclass, field
 
 from core.answer.extractive import ExtractiveAnswer
 from core.answer.grounding import excerpts_language
-from core.embed.multilingual import MODEL_ID as MULTILINGUAL_MODEL_ID
 from core.models import Hit
+from core.profiles import Bar, profile_for
 from core.text import detect_language, function_words, languages_differ, stemmer_for
 from core.text.languages import ENGLISH
 from core.text.words import WORD, content_words, is_known_word, names
@@ -77,22 +57,8 @@ SUGGESTIONS = 3
 CHECKED_HITS = 10
 
 
-@dataclass(frozen=True)
-class Thresholds:
-    similarity: float  # best sentence similarity that answers by itself
-    supported: float  # lower similarity that answers when few question words are missing
-    max_missing: float  # share of the question's content words allowed to be missing for that
-    cross_language: float  # similarity bar for a question in another language than the posts
-
-
-MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
-THRESHOLDS: dict[str, Thresholds] = {
-    MINILM_ID: Thresholds(similarity=0.6, supported=0.275, max_missing=0.0, cross_language=0.05),
-    MULTILINGUAL_MODEL_ID: Thresholds(
-        similarity=0.775, supported=0.225, max_missing=0.34, cross_language=0.1
-    ),
-}
-CROSS_LINGUAL = frozenset({MULTILINGUAL_MODEL_ID})
+# The bar's thresholds: the embedding model's profile's `bar` (core/profiles).
+Thresholds = Bar
 
 # A question word found only as the end of a longer passage word (its head: "stove" in "woodstove")
 # needs this many letters, and what comes before it must be a word of at least MIN_MODIFIER_CHARS
@@ -138,7 +104,8 @@ class Verdict:
 
 
 def thresholds_for(model_id: str) -> Thresholds:
-    return THRESHOLDS.get(model_id, THRESHOLDS[MINILM_ID])
+    """The bar of the model's profile (a model without one gets the default profile's)."""
+    return profile_for(model_id).bar
 
 
 @dataclass
@@ -224,7 +191,7 @@ def decide(signals: Signals, limits: Thresholds) -> tuple[bool, str]:
         # question: a name or a loanword ("Instagram", "table").
         if signals.similarity < limits.cross_language:
             return False, "question in another language than the posts, and not close enough"
-        if signals.model_id not in CROSS_LINGUAL and not signals.shared:
+        if not profile_for(signals.model_id).cross_lingual and not signals.shared:
             return False, "question in another language than the posts, sharing no word with them"
         return True, "question in another language than the posts, close enough"
     if signals.unknown_names:

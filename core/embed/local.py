@@ -69,9 +69,10 @@ class LazyLocalEmbedder:
     of imports on a small machine).
     """
 
-    def __init__(self, model: str, batch_size: int):
+    def __init__(self, model: str, batch_size: int, model_id: str = ""):
         self._args = (model, batch_size)
-        self.model_id = local_model_id(model)
+        # A registered model loaded from a folder records its registry id, not the folder's path.
+        self.model_id = model_id or local_model_id(model)
 
     @property
     def loaded(self) -> LocalEmbedder:

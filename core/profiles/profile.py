@@ -1,0 +1,133 @@
+"""What the product knows about one embedding model, as one record: its relevance scale, whether it
+reads across languages, the relevance bar's thresholds and the extractive scorer's weights.
+
+A profile is a small JSON file (core/profiles/models/*.json, or one of your own: docs/models.md); the
+bar's numbers in it are written by `inkwell calibrate --write` (core/evaluate/calibrate.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class ProfileError(ValueError):
+    """A profile or registry file that cannot be read; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class Bar:
+    """The relevance bar (core/answer/abstain.py), on the model's relevance scale."""
+
+    similarity: float  # best sentence similarity that answers by itself
+    supported: float  # lower similarity that answers when few question words are missing
+    max_missing: float  # share of the question's content words allowed to be missing for that
+    cross_language: float  # similarity bar for a question in another language than the posts
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """The extractive answer's sentence score weights (core/answer/extractive.py)."""
+
+    similarity: float = 0.5
+    heading: float = 0.4
+    coverage: float = 0.1  # content words
+    coverage_light: float = 0.2  # keeping common verbs
+    hit: float = 0.2  # the best relevance of the hit's section
+    length: float = -0.1  # per 30 words (capped at 60)
+    question: float = -0.3
+
+
+@dataclass(frozen=True)
+class ModelProfile:
+    """One embedding model's facts. `measured` is False when the numbers are defaults not measured on
+    this model (`notes` says what was assumed)."""
+
+    model_id: str
+    bar: Bar
+    relevance_scale: tuple[float, float] = (0.0, 1.0)  # cosine → relevance: (cosine − low) / (high − low)
+    cross_lingual: bool = False  # puts a sentence and its translation close together
+    scorer: Scorer = field(default_factory=Scorer)
+    measured: bool = True
+    notes: str = ""
+    calibration: dict[str, Any] = field(default_factory=dict)  # how the bar was calibrated, with figures
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["relevance_scale"] = list(self.relevance_scale)
+        return data
+
+    def replace(self, **changes: Any) -> ModelProfile:
+        return dataclasses.replace(self, **changes)
+
+
+def profile_from_json(data: Any, source: str) -> ModelProfile:
+    """A profile from its JSON object; ProfileError naming `source` and the field when one is wrong."""
+    if not isinstance(data, dict):
+        raise ProfileError(f"{source}: a profile is a JSON object")
+    try:
+        model_id = data["model_id"]
+        bar = Bar(**{k: _number(data["bar"], k, source) for k in _fields(Bar)})
+    except KeyError as err:
+        raise ProfileError(f"{source}: missing {err.args[0]!r}") from None
+    except TypeError:
+        raise ProfileError(f"{source}: 'bar' must be an object of numbers") from None
+    scorer_data = data.get("scorer", {})
+    if not isinstance(scorer_data, dict):
+        raise ProfileError(f"{source}: 'scorer' must be an object of numbers")
+    unknown = set(scorer_data) - set(_fields(Scorer))
+    if unknown:
+        raise ProfileError(f"{source}: unknown scorer weight {sorted(unknown)[0]!r}")
+    scorer = Scorer(**{k: _number(scorer_data, k, source) for k in scorer_data})
+    scale = data.get("relevance_scale", [0.0, 1.0])
+    if not (isinstance(scale, list) and len(scale) == 2) or not all(_is_number(x) for x in scale):
+        raise ProfileError(f"{source}: 'relevance_scale' must be [low, high]")
+    if not scale[0] < scale[1]:
+        raise ProfileError(f"{source}: 'relevance_scale' needs low < high, not {scale}")
+    if not isinstance(model_id, str) or not model_id:
+        raise ProfileError(f"{source}: 'model_id' must be a non-empty string")
+    return ModelProfile(
+        model_id=model_id,
+        bar=bar,
+        relevance_scale=(float(scale[0]), float(scale[1])),
+        cross_lingual=bool(data.get("cross_lingual", False)),
+        scorer=scorer,
+        measured=bool(data.get("measured", True)),
+        notes=str(data.get("notes", "")),
+        calibration=dict(data.get("calibration") or {}),
+    )
+
+
+def load_profile(path: Path) -> ModelProfile:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ProfileError(f"{path}: cannot read the profile ({err})") from None
+    return profile_from_json(data, str(path))
+
+
+def save_profile(profile: ModelProfile, path: Path) -> None:
+    """Write the profile as indented JSON (atomically: a reader never sees half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(profile.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def _fields(cls: type) -> list[str]:
+    return [f.name for f in dataclasses.fields(cls)]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _number(data: dict[str, Any], key: str, source: str) -> float:
+    value = data[key]
+    if not _is_number(value):
+        raise ProfileError(f"{source}: {key!r} must be a number, not {value!r}")
+    return float(value)

