@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.answer.quotable import content_words, light_words
 from core.config import Settings
 from core.embed.multilingual import MODEL_ID as E5
 from core.ingest import ingest_paths
@@ -25,6 +24,7 @@ from core.publish.model import MAX_TOKENS, weights_dir
 from core.publish.site import ASSETS, runtime_dir
 from core.store import Store
 from core.text import detect_language, stemmer_for
+from core.text.words import content_words, light_words
 from tests.conftest import DEMO
 from tests.test_cli import run
 

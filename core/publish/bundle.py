@@ -38,25 +38,21 @@ from core.answer.extractive import (
     MIN_SIGNPOST_WORDS,
     NEAR_DUPLICATE,
     SECOND_POST_GAP,
-    W_COVERAGE,
-    W_COVERAGE_LIGHT,
-    W_HEADING,
-    W_HIT,
-    W_LENGTH,
-    W_QUESTION,
-    W_SIMILARITY,
     heading_text,
     is_signpost,
 )
-from core.answer.quotable import WORD, is_known_word, readable, sentence_units
+from core.answer.quotable import readable, sentence_units
 from core.answer.reply import CANNOT_READ, NO_ANSWER
 from core.chunk import STOPWORDS
 from core.config import Settings
 from core.embed import Embedder, relevance_scale
+from core.profiles import profile_for
 from core.search.retrieve import DENSE_WEIGHT
 from core.search.route import ROUTE_MARGIN
 from core.store import Store
 from core.text import LANGUAGE_NAMES, function_words
+from core.text.words import LIGHT_STOPWORDS, QUESTION_FILLER, WORD, is_known_word
+from core.text.words import lemma as lemma_of
 
 FORMAT = 1
 EMBED_BATCH = 64
@@ -179,7 +175,6 @@ def lexicon(chunks: Sequence[dict]) -> dict:
     """Lemmas for the corpus's words and their inflections, compound heads, word lists."""
     from simplemma.strategies.dictionaries import DefaultDictionaryFactory
 
-    from core.answer.quotable import _FUNCTION_WORDS, _QUESTION_FILLER, _lemma
     from core.text.language import _LETTER_HINTS, _STOPWORDS
 
     texts = [
@@ -188,15 +183,15 @@ def lexicon(chunks: Sequence[dict]) -> dict:
     ]
     forms = {w.lower() for text in texts for w in WORD.findall(text)}
     words = {f.removesuffix("'s").removesuffix("’s") for f in forms}
-    lemmas = {w: _lemma(w) for w in words if len(w) > 1}
-    targets = set(lemmas.values()) | STOPWORDS | _FUNCTION_WORDS
+    lemmas = {w: lemma_of(w) for w in words if len(w) > 1}
+    targets = set(lemmas.values()) | STOPWORDS | LIGHT_STOPWORDS
     # Inflections of the corpus's lemmas and of stop words: a question's "went" is "go", a stop word.
     dictionary = DefaultDictionaryFactory().get_dictionary("en")
     for key, value in dictionary.items():
         word = (key.decode() if isinstance(key, bytes) else key).lower()
         lemma = (value.decode() if isinstance(value, bytes) else value).lower()
         if lemma in targets and word not in lemmas:
-            lemmas[word] = _lemma(word)
+            lemmas[word] = lemma_of(word)
     heads: dict[str, list[list]] = {}
     for form in forms:
         for cut in range(MIN_MODIFIER_CHARS, len(form) - MIN_HEAD_CHARS + 1):
@@ -207,8 +202,8 @@ def lexicon(chunks: Sequence[dict]) -> dict:
     return {
         "lemmas": {w: lemma for w, lemma in lemmas.items() if lemma != w},
         "stopwords": sorted(STOPWORDS),
-        "light_stopwords": sorted(_FUNCTION_WORDS),
-        "filler": sorted(_QUESTION_FILLER),
+        "light_stopwords": sorted(LIGHT_STOPWORDS),
+        "filler": sorted(QUESTION_FILLER),
         "heads": heads,
         "language_words": {lang: sorted(ws) for lang, ws in _STOPWORDS.items()},
         "letter_hints": {k: list(v) for k, v in _LETTER_HINTS.items()},
@@ -285,6 +280,7 @@ def _settings(settings: Settings) -> dict:
 def _rules(model_id: str) -> dict:
     """The constants of core/answer and core/search that the page's port of them needs."""
     bar = thresholds_for(model_id)
+    weights = profile_for(model_id).scorer
     return {
         "scale": list(relevance_scale(model_id)),
         "thresholds": {
@@ -299,13 +295,13 @@ def _rules(model_id: str) -> dict:
         "max_candidates": MAX_CANDIDATES,
         "max_words": MAX_WORDS,
         "weights": {
-            "similarity": W_SIMILARITY,
-            "heading": W_HEADING,
-            "coverage": W_COVERAGE,
-            "coverage_light": W_COVERAGE_LIGHT,
-            "hit": W_HIT,
-            "length": W_LENGTH,
-            "question": W_QUESTION,
+            "similarity": weights.similarity,
+            "heading": weights.heading,
+            "coverage": weights.coverage,
+            "coverage_light": weights.coverage_light,
+            "hit": weights.hit,
+            "length": weights.length,
+            "question": weights.question,
         },
         "near_duplicate": NEAR_DUPLICATE,
         "second_post_gap": SECOND_POST_GAP,

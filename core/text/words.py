@@ -87,7 +87,7 @@ QUESTION_FILLER = frozenset(
     ("author", "author's", "writer", "blogger", "opinion", "mention", "explain", "describe")
 )
 # Function words only (the language detector's English list): light_words keeps verbs such as "use".
-_LIGHT_STOP = frequent_words("en")
+LIGHT_STOPWORDS = frequent_words("en")
 
 
 def words(text: str) -> list[str]:
@@ -117,7 +117,7 @@ def content_words(text: str) -> set[str]:
 
 def light_words(text: str) -> set[str]:
     """Lemmas of every word but function words: keeps the common verbs STOPWORDS drops ("use")."""
-    return _lemmas(text, _LIGHT_STOP)
+    return _lemmas(text, LIGHT_STOPWORDS)
 
 
 def content_forms(text: str) -> set[str]:
