@@ -85,7 +85,7 @@ bench: install
 bench-writers: install
 	INKWELL_WRITER_RUNS=20 $(BIN)/python -m pytest tests/test_concurrent_writers.py -q -s -p no:cacheprovider
 
-# The demo-set studies behind the README's retrieval-quality figures (a few minutes each on 2 cores).
+# The demo-set studies behind the figures in docs/retrieval.md and docs/answers.md (a few minutes each on 2 cores).
 bench-demo: install
 	$(BIN)/python bench/grounding.py
 	$(BIN)/python bench/routing.py

@@ -18,7 +18,7 @@ with core/answer/extractive.py and gates with core/answer/abstain.py, and prints
   best region), in-sample and two-fold held out (off-topic questions split by id parity: calibrated
   on one half, measured on the other).
 
-No figure is asserted: it prints, for the README and for choosing core/answer/abstain.py's thresholds.
+No figure is asserted: it prints, for docs/answers.md and for choosing core/answer/abstain.py's thresholds.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The calibrated relevance bar (core/evaluate/calibrate.py, `inkwell calibrate`), held to set-level
 figures on the sets it was calibrated on: the demo questions and data/calibration/ (written over the demo
-posts for this). The held-out sets are never used here: they are only reported (README, docs/models.md)."""
+posts for this). The held-out sets are never used here: they are only reported (docs/answers.md, docs/models.md)."""
 
 from __future__ import annotations
 

@@ -4,10 +4,11 @@ One server for the module, with the demo blog (data/demo/posts) ingested through
 has real content. Then, as a person would, through the sidebar: upload posts on the Ingest page and read
 the summary, ask a question on the chat page and get the author's own sentences (each checked verbatim
 against the post it links to) with the sources, ask an off-topic one and get the honest reply with the
-closest posts, and browse and query the chunks in the inspector.
+closest posts, browse and query the chunks in the inspector, and read what readers asked on the Readers
+page.
 
 Screenshots go to a temp dir; `INKWELL_UPDATE_SCREENSHOTS=1 make test` (or pytest -m browser) refreshes
-docs/screenshot-*.png, which the README shows.
+docs/screenshot-*.png, which the README and docs/evaluation.md show.
 """
 
 from __future__ import annotations
@@ -403,3 +404,29 @@ def test_a_reload_keeps_the_conversation(page, server):
     assert messages.count() == 2
     assert messages.nth(1).get_by_test_id("stMarkdown").first.inner_text() == answer
     assert_no_errors(page, server)
+
+
+def test_readers_page_shows_what_readers_asked(page, server, screenshots):
+    """After readers asked (two answered, two about something never written), the owner's Readers page
+    counts them, charts them by day and groups the declined ones into a topic with its examples."""
+    asked = [
+        ("How do you pick wood at the sawmill?", "The author's own sentences"),
+        ("Why did you start the blog?", "The author's own sentences"),
+        ("What is the capital of Australia?", "I haven't written about that"),
+        ("Which city is the capital of Australia?", "I haven't written about that"),
+    ]
+    messages = page.get_by_test_id("stChatMessage")
+    for i, (question, reply) in enumerate(asked):
+        ask_in(page, question)
+        messages.nth(2 * i + 1).get_by_text(reply).first.wait_for(timeout=ANSWER_TIMEOUT)
+        idle(page)
+
+    open_page(page, "Readers", "Readers")
+    page.get_by_role("heading", name="Asked but not written about").wait_for()
+    page.get_by_text("“Which city is the capital of Australia?”").wait_for(timeout=PAGE_TIMEOUT)
+    page.get_by_test_id("stVegaLiteChart").wait_for()
+    idle(page)
+    assert_no_errors(page, server)
+    assert int(metric(page, "Questions")) >= len(asked)  # earlier tests' readers are in the log too
+    assert metric(page, "Answered") != "0%" and metric(page, "Declined") != "0%"
+    screenshots.take(page, "screenshot-readers.png")

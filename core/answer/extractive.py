@@ -57,7 +57,7 @@ sentence scores within SECOND_POST_GAP of the first and is no near-duplicate of 
 across a gap: the Markdown keeps the author's line and paragraph breaks. Chosen over the earlier
 collage of the best sentences from anywhere (greedy MMR, joined with "…"), which was tuned on the demo
 questions and lost to a naive two-sentence quoter on essays it was not tuned on; measured in
-README "How a question is answered".
+docs/answers.md, "Answer quality (measured)".
 
 `ExtractiveAnswer.best_similarity` is over every candidate, not only the picked ones: core/answer/abstain.py
 uses it to decide whether anything retrieved answers the question at all.

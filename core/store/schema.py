@@ -25,7 +25,7 @@ HIT_COLUMNS = ("chunk_id", "post_id", "title", "collection", "date", "section", 
 # date, section, text, *keywords]` (None as ""), which is what searches read: at a million chunks LanceDB
 # pays a read per column for every row a search returns (≈ 0.6 ms per column for ten hits), so one
 # column instead of eight took a dense search from 12.1 to 7.6 ms p50, and a hybrid one from 35 to 24 ms
-# (README, "A million chunks"). The store computes it on every write, like `search_text`; HIT_SQL adds it
+# (docs/deployment.md, "A million chunks"). The store computes it on every write, like `search_text`; HIT_SQL adds it
 # to a table made before it existed.
 HIT = "hit"
 HIT_FIELDS = HIT_COLUMNS[:-1]  # then the keywords, as many as there are
