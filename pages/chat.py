@@ -130,10 +130,12 @@ def show_message(message: dict, last: bool = False) -> None:
 
 
 def history() -> list[dict]:
-    """Earlier turns for the model: answered ones only (a failed answer has no content)."""
+    """Earlier turns for the model: answered ones only (a failed answer has no content), without the
+    question being answered now (kept on the page with its pending answer)."""
+    earlier = messages[:-2] if messages and messages[-1].get("pending") else messages
     return [
         {"role": m["role"], "content": m["content"]}
-        for m in messages
+        for m in earlier
         if m.get("content") and not m.get("error")
     ]
 
@@ -259,7 +261,7 @@ if asked:
     user = {"role": "user", "content": asked}
     # Kept before answering: a reader who asks again while this answer is written starts a new run,
     # which stops this one; the question stays on the page, its answer marked as stopped.
-    pending = {"role": "assistant", "content": "", "question": asked, "error": STOPPED}
+    pending = {"role": "assistant", "content": "", "question": asked, "error": STOPPED, "pending": True}
     messages.extend([user, pending])
     show_message(user)
     with st.chat_message("assistant"):

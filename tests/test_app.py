@@ -136,7 +136,7 @@ def test_each_page_renders(data_dir, page, title):
 def test_sidebar_names_a_configured_server_and_never_the_key(data_dir, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-testkey-0123456789abcdef")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://user:pw@127.0.0.1:9/v1?token=abc")
-    at = open_app()
+    at = open_app("pages/posts.py")  # the owner's page: a reader's chat names no model or server
     shown = everything(at)
     assert "gpt-4o-mini via http://127.0.0.1:9/v1" in shown
     assert "Offline built-in model" not in shown

@@ -29,6 +29,7 @@ BACKENDS = ("local", "s3")
 # here, with a test, or test_every_command_is_run_on_every_backend fails.
 COMMANDS = {
     "ask",
+    "calibrate",
     "changes",
     "chunks list",
     "chunks show",
@@ -212,6 +213,27 @@ def test_export_eval_and_clean(backend, demo, tmp_path):
     cleaned = backend.cli("clean", "--dry-run", data_dir=demo)
     assert cleaned.exit_code == 0
     assert json.loads(backend.cli("info", "--json", data_dir=demo).stdout)["posts"] == 20
+
+
+def test_calibrate_reads_the_stored_table(backend, demo):
+    """The bar calibrated on this backend's demo table (not written: the profiles ship with the code)."""
+    result = backend.cli(
+        "calibrate",
+        "--queries",
+        str(DEMO / "eval" / "queries.jsonl"),
+        "--off-topic",
+        str(DEMO / "eval" / "offtopic.jsonl"),
+        "--json",
+        data_dir=demo,
+    )
+    calibrated = json.loads(result.stdout)
+    assert (
+        calibrated["written"] is False
+        and calibrated["model_id"]
+        == json.loads(backend.cli("info", "--json", data_dir=demo).stdout)["table_embedding_model"]
+    )
+    groups = [calibrated["calibration"][g] for g in ("same_language", "other_language")]
+    assert sum(g["on_topic"] for g in groups) == 15 and sum(g["off_topic"] for g in groups) == 40
 
 
 def test_the_chat_answers_on_the_demo_table(backend, demo, monkeypatch):
