@@ -325,13 +325,14 @@ def test_deep_links_open_their_pages(browser, server, path, heading, url):
 
 
 @pytest.mark.parametrize(
-    ("path", "heading", "url"),
+    ("path", "heading", "url", "sidebar"),
     [
-        ("chunks?post=leaving-the-feed", "Inspect chunks", "/chunks?post=leaving-the-feed"),
-        ("ask?c=kept", f"Ask {AUTHOR}", "/?c=kept"),
+        ("chunks?post=leaving-the-feed", "Inspect chunks", "/chunks?post=leaving-the-feed", "Embedder:"),
+        # A reader's chat names no embedder (the owner's Details do): the toggle is its sidebar's own.
+        ("ask?c=kept", f"Ask {AUTHOR}", "/?c=kept", "Details"),
     ],
 )
-def test_a_fresh_servers_first_link_opens_its_page(browser, data_dir, tmp_path, path, heading, url):
+def test_a_fresh_servers_first_link_opens_its_page(browser, data_dir, tmp_path, path, heading, url, sidebar):
     """The very first request to a new server process is a deep link (a quote's link to its post, or
     /ask): Streamlit runs that first run as a legacy pages/ app (pages/shared/entry.py), which used to
     show "Page not found" over the page and skip the entry point."""
@@ -350,7 +351,7 @@ def test_a_fresh_servers_first_link_opens_its_page(browser, data_dir, tmp_path, 
             # Through the entry point: its navigation (the four pages, not the files) and sidebar status.
             nav = page.get_by_test_id("stSidebarNav").inner_text()
             assert "Inspect chunks" in nav and "quality" not in nav, nav
-            page.get_by_text("Embedder:").wait_for()
+            page.get_by_text(sidebar).first.wait_for()
             assert_no_errors(page, fresh)
         finally:
             context.close()
