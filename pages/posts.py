@@ -22,6 +22,7 @@ from core.prepare import LLMPrepOptions, prepare_posts, preview_rewrites
 from core.search import RulesError, load_rules, read_rules_text, route, rules_path, rules_template, save_rules
 from pages import shared
 from pages.shared.addresses import edit_address
+from pages.shared.static_download import static_site_section
 from pages.shared.web_sources import web_sources_tab
 
 shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
@@ -413,6 +414,9 @@ def routing_rules() -> None:
 
 with st.expander("Collections routing"):
     routing_rules()
+
+with st.expander("Static site: download as a zip"):  # pages/shared/static_download.py
+    static_site_section(settings)
 
 st.divider()
 shared.undo_button(settings)

@@ -482,6 +482,33 @@ def test_web_sources_are_remembered_and_synced(backend):
     assert "ash bends" in backend.cli("posts", "show", "oak", "--raw", data_dir=data_dir).stdout
 
 
+def test_a_path_source_is_remembered_synced_and_pruned(backend):
+    """A local folder remembered with tables on s3:// too: the path is this machine's, the source row
+    the table's (tests/test_path_sources.py has the rest)."""
+    data_dir = backend.table("path-source")
+    folder = backend.local / f"path-{uuid.uuid4().hex[:6]}"
+    write_posts(
+        folder,
+        {
+            "oak": post("Oak", "Oak splits along the rays, so I rive it."),
+            "ash": post("Ash", "Ash bends when steamed for an hour per inch."),
+        },
+    )
+    backend.cli("ingest", "--remember", str(folder), data_dir=data_dir)
+    (folder / "ash.md").unlink()
+    write_posts(folder, {"elm": post("Elm", "Elm has interlocked grain and will not split.")})
+    synced = json.loads(backend.cli("sync", "--prune", "--json", data_dir=data_dir).stdout)
+    (source,) = synced["sources"]
+    assert synced["ok"] and source["pruned"] and [g["post_id"] for g in source["gone"]] == ["ash"]
+    assert (source["report"]["new"], source["report"]["unchanged"]) == (1, 1)
+    posts = {p["post_id"] for p in lines_json(backend.cli("posts", "list", "--json", data_dir=data_dir))}
+    assert posts == {"oak", "elm"}
+    listed = lines_json(backend.cli("sources", "--json", data_dir=data_dir))
+    assert [(s["url"], s["kind"], s["posts"]) for s in listed] == [(str(folder), "path", 2)]
+    backend.cli("sources", "--remove", str(folder), data_dir=data_dir)
+    assert backend.cli("sources", "--json", data_dir=data_dir).stdout == ""
+
+
 # The command list itself ------------------------------------------------------------------------------------
 
 

@@ -43,6 +43,11 @@ from core.prepare import LLMPrepOptions, prepare_posts
     is_flag=True,
     help="Let a post replace a stored one of the same id read from another file (refused otherwise).",
 )
+@click.option(
+    "--remember",
+    is_flag=True,
+    help="Remember each folder or export file as a source: `inkwell sync` reads it again (docs/web-sources.md).",
+)
 @click.option("--strategy", type=click.Choice(["paragraph", "fixed"]), help="Chunking strategy.")
 @click.option("--chunk-tokens", type=CHUNK_TOKENS, help="Target chunk size in tokens (paragraph strategy).")
 @click.option("--embed-model", help=EMBED_MODEL_HELP)
@@ -72,6 +77,7 @@ def ingest(
     include_drafts: bool,
     include_pages: bool,
     replace: bool,
+    remember: bool,
     strategy: str | None,
     chunk_tokens: int | None,
     embed_model: str | None,
@@ -87,13 +93,13 @@ def ingest(
 ) -> None:
     """Ingest files and folders (.md .txt .html .json .jsonl .pdf .docx, bundles; WordPress .xml, Ghost
     .json, Substack and Medium .zip exports); '-' reads one post from stdin; a web address (a feed,
-    sitemap, site or page) is read and remembered for `inkwell sync`.
+    sitemap, site or page) is read and remembered for `inkwell sync`, and so is a path with --remember.
 
     Idempotent: unchanged posts are skipped and unchanged chunks are never embedded again. The LLM
     options (at most two requests per post, replies cached) use the configured chat model.
     """
     from core.cli.ingest import dry_run_lines, outcome_lines
-    from core.cli.sources import ingest_web, is_web_address
+    from core.cli.sources import ingest_remembered, ingest_web, is_web_address
     from core.ingest import ingest_posts
     from core.parse import ImportOptions, parse_paths, parse_text
     from core.prepare import LLMPrepOptions
@@ -108,6 +114,14 @@ def ingest(
         reader_languages=reader_languages,
     )
     urls = [p for p in paths if is_web_address(p)]
+    if remember:
+        if "-" in paths or llm.enabled or dry_run:
+            raise click.UsageError(
+                "--remember keeps folders and files, without the LLM options or --dry-run ('-' is no path)"
+            )
+        options = dict(collection=collection, include_drafts=include_drafts, include_pages=include_pages)
+        files = [p for p in paths if p not in urls]
+        sys.exit(0 if ingest_remembered(urls, files, settings, force, replace, as_json, **options) else 1)
     web_ok = ingest_web(urls, settings, collection=collection, as_json=as_json) if urls else True
     if urls and len(urls) == len(paths):
         sys.exit(0 if web_ok else 1)

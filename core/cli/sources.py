@@ -1,5 +1,6 @@
-"""`inkwell sync` and `inkwell sources`: remembered feeds, sitemaps and sites, read again; and
-`ingest_web`, what `inkwell ingest https://…` does with web addresses."""
+"""`inkwell sync` and `inkwell sources`: remembered feeds, sitemaps, sites and local paths, read again;
+and what `inkwell ingest https://…` (`ingest_web`) and `inkwell ingest PATH --remember`
+(`ingest_remembered`) do."""
 
 from __future__ import annotations
 
@@ -75,8 +76,43 @@ def ingest_web(urls: Sequence[str], settings: Settings, *, collection: str | Non
     return print_outcomes(outcomes, as_json)
 
 
+def ingest_remembered(
+    urls: Sequence[str],
+    paths: Sequence[str],
+    settings: Settings,
+    force: bool,
+    replace: bool,
+    as_json: bool,
+    *,
+    collection: str | None,
+    include_drafts: bool,
+    include_pages: bool,
+) -> bool:
+    """Ingest each address and each local folder or file, and remember them all for `inkwell sync`."""
+    from core.ingest.web import ingest_path, ingest_url
+
+    outcomes = [ingest_url(url, settings, collection=collection, progress=progress_lines()) for url in urls]
+    for path in paths:
+        outcome = ingest_path(
+            path,
+            settings,
+            collection=collection,
+            include_drafts=include_drafts,
+            include_pages=include_pages,
+            progress=progress_lines(),
+            force=force,
+            replace=replace,
+        )
+        outcomes.append(outcome)
+    return print_outcomes(outcomes, as_json)
+
+
 @command(main)
-@click.option("--prune", is_flag=True, help="Remove posts a sitemap or site no longer lists (named first).")
+@click.option(
+    "--prune",
+    is_flag=True,
+    help="Remove posts a sitemap, site, folder or export no longer lists (named first).",
+)
 @click.option(
     "--every", "every", metavar="INTERVAL", help="Sync again every INTERVAL (30m, 1h, 1d) until stopped."
 )
@@ -92,8 +128,8 @@ def sync(
     data_dir: str | None,
 ) -> None:
     """Read every remembered source again (see `inkwell sources`): new posts are added, changed ones
-    re-ingested (unchanged ones cost nothing), and with --prune posts gone from a sitemap are removed.
-    Exits 1 when any page or source failed."""
+    re-ingested (unchanged ones cost nothing), and with --prune posts gone from a sitemap, site, folder
+    or export file are removed. Exits 1 when any page, file or source failed (a path that is gone too)."""
     from core.ingest.web import Fetcher, sync_sources
     from core.ingest.web.fetch import host_of
     from core.store import Store
@@ -105,7 +141,11 @@ def sync(
     while True:
         store = Store(settings.data_dir)
         fetchers = (
-            {host_of(s.url): Fetcher(host_of(s.url), timeout=timeout) for s in Sources(store).all()}
+            {
+                host_of(s.url): Fetcher(host_of(s.url), timeout=timeout)
+                for s in Sources(store).all()
+                if is_web_address(s.url)
+            }
             if timeout
             else None
         )
@@ -113,7 +153,11 @@ def sync(
             settings, store=store, prune=prune, progress=progress_lines(), fetchers=fetchers
         )
         if not report.outcomes:
-            echo("no sources yet: add one with `inkwell ingest https://your.blog/feed.xml`", err=True)
+            echo(
+                "no sources yet: add one with `inkwell ingest https://your.blog/feed.xml` or "
+                "`inkwell ingest PATH --remember`",
+                err=True,
+            )
         ok = print_outcomes(report.outcomes, as_json)
         done += 1
         if wait is None or (runs is not None and done >= runs):
@@ -122,16 +166,19 @@ def sync(
 
 
 @command(main)
-@click.option("--remove", "remove", metavar="URL", help="Forget this source (its posts stay).")
+@click.option(
+    "--remove", "remove", metavar="URL", help="Forget this source, an address or a path (its posts stay)."
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per source.")
 def sources(remove: str | None, as_json: bool, data_dir: str | None) -> None:
-    """List the remembered sources (address, kind, last sync, result), or forget one."""
+    """List the remembered sources (address or path, kind, last sync, result), or forget one."""
+    from core.ingest.web.local import source_path
     from core.store import Store
     from core.store.sources import Sources
 
     book = Sources(Store(settings_for(data_dir).data_dir))
     if remove:
-        if not book.remove(remove):
+        if not book.remove(remove) and (is_web_address(remove) or not book.remove(source_path(remove))):
             raise click.ClickException(f"no source {remove!r} (see: inkwell sources)")
         echo(f"forgot {remove}; its posts stay (delete them with: inkwell posts delete)")
         return

@@ -143,7 +143,9 @@ def parse_paths(
             if resolved in seen:  # the same file named twice (a folder and a file inside it)
                 continue
             seen.add(resolved)
-            job = ("file", (str(path), str(path), collection, folder_collection, max_file_bytes, options))
+            # Opened by its absolute path: the reader child keeps the folder it was started in.
+            opened = os.path.abspath(path)
+            job = ("file", (str(path), opened, collection, folder_collection, max_file_bytes, options))
             result.extend(_isolated(job, str(path), time_limit))
     return _dedupe(result)
 

@@ -1,7 +1,7 @@
-"""The remembered sources (a feed, a sitemap, a site) in a `sources` table beside `chunks` and `posts`,
-so replicas on object storage share them: each source's address, kind, collection, last sync (time,
-result, whether it went well), and what the next sync needs (`state`: the source's and each page's
-ETag / Last-Modified, and which post each page became).
+"""The remembered sources (a feed, a sitemap, a site, a local path) in a `sources` table beside `chunks`
+and `posts`, so replicas on object storage share them: each source's address (a path's absolute path),
+kind, collection, last sync (time, result, whether it went well), and what the next sync needs (`state`:
+the source's and each page's ETag / Last-Modified, which post each page became, a path's options).
 
 Writes are keyed on the address (merge_insert) and go through `retry_commit` like every other write,
 so two syncs or a sync and the Ingest page may save at once; the later save of a source wins whole.
@@ -27,8 +27,8 @@ SOURCES = "sources"
 SOURCES_SCHEMA = pa.schema(
     [
         pa.field("url", pa.string(), nullable=False),
-        pa.field("kind", pa.string()),  # feed | sitemap | site | page
-        pa.field("collection", pa.string()),
+        pa.field("kind", pa.string()),  # feed | sitemap | site | page | path (core/ingest/web/local.py)
+        pa.field("collection", pa.string()),  # a path's "": each post's own
         pa.field("added_at", pa.string()),  # ISO 8601, UTC
         pa.field("synced_at", pa.string()),  # "" before the first sync
         pa.field("result", pa.string()),  # one line: "3 new, 1 updated, …" or why it failed
@@ -81,7 +81,7 @@ class Source:
         return cls(
             row["url"],
             row["kind"] or "",
-            row["collection"] or "writings",
+            row["collection"] if row["collection"] is not None else "writings",
             row["added_at"] or "",
             row["synced_at"] or "",
             row["result"] or "",

@@ -17,8 +17,8 @@ from pages.shared.state import KNOWN_ERRORS, get_embedder_cached, get_store
 from pages.shared.text import md_escape, plural
 
 PRUNE_HELP = (
-    "Delete the posts a sitemap or site no longer lists (they are named in the result, and "
-    "undoable). A feed lists only its newest posts, so nothing is pruned by one."
+    "Delete the posts a sitemap, site, folder or export file no longer lists (they are named in the "
+    "result, and undoable). A feed lists only its newest posts, so nothing is pruned by one."
 )
 
 

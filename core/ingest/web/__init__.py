@@ -1,10 +1,19 @@
 """Posts from the web: feeds (feeds), sitemaps (sitemaps), pages (pages) fetched politely on one host
 (fetch) with XML parsed safely (safexml), a source read whole (read), and remembered sources kept in
-sync (sync)."""
+sync (sync); local folders and export files are remembered and synced the same way (local)."""
 
 from __future__ import annotations
 
 from core.ingest.web.fetch import Fetcher, FetchError, check_url
-from core.ingest.web.sync import SourceOutcome, SyncReport, ingest_url, sync_sources
+from core.ingest.web.sync import SourceOutcome, SyncReport, ingest_path, ingest_url, sync_sources
 
-__all__ = ["FetchError", "Fetcher", "SourceOutcome", "SyncReport", "check_url", "ingest_url", "sync_sources"]
+__all__ = [
+    "FetchError",
+    "Fetcher",
+    "SourceOutcome",
+    "SyncReport",
+    "check_url",
+    "ingest_path",
+    "ingest_url",
+    "sync_sources",
+]

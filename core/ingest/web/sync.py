@@ -4,9 +4,10 @@ reads every remembered source again. Changed posts go through the ordinary per-p
 changed chunks; pages that answer 304 are not even read. With `prune`, posts that a source no longer
 lists are deleted (one logged change per source, undoable); without it they are only named.
 
-Pruning trusts only a complete list: a sitemap (or a site's sitemap) read without errors, or a single
-page that answers 404/410. A feed lists only its newest posts, so posts that fell off it are never
-pruned; a sitemap that could not be read prunes nothing.
+Pruning trusts only a complete list: a sitemap (or a site's sitemap) read without errors, a single
+page that answers 404/410, or a local path (core/ingest/web/local.py) that exists. A feed lists only its
+newest posts, so posts that fell off it are never pruned; a sitemap that could not be read, or a path
+that is gone, prunes nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from core.ingest.pipeline import ingest_posts
 from core.ingest.report import IngestReport, Progress
 from core.ingest.web.feeds import MAX_ITEMS
 from core.ingest.web.fetch import Fetcher, check_url, host_of
+from core.ingest.web.local import KIND as PATH_KIND
+from core.ingest.web.local import path_source, read_path, settle_items, source_path
 from core.ingest.web.read import SourceRead, read_source
 from core.store import Store
 from core.store.sources import Source, Sources, now
@@ -105,6 +108,32 @@ def ingest_url(
     return _sync_one(source, settings, store, embedder, progress, fetcher, max_items, False, remember)
 
 
+def ingest_path(
+    path: str,
+    settings: Settings,
+    *,
+    collection: str | None = None,
+    include_drafts: bool = False,
+    include_pages: bool = False,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+    force: bool = False,
+    replace: bool = False,
+) -> SourceOutcome:
+    """Ingest a local folder or export file and remember it (by its absolute path) for `sync_sources`,
+    which reads it again with the same options; a path remembered already is synced, with these
+    options from now on. `force` and `replace` apply to this ingest only (see ingest_posts)."""
+    store = store or Store(settings.data_dir)
+    known = Sources(store).get(source_path(path))
+    source = path_source(
+        path, known, collection=collection, include_drafts=include_drafts, include_pages=include_pages
+    )
+    return _sync_one(
+        source, settings, store, embedder, progress, None, MAX_ITEMS, False, True, force, replace
+    )
+
+
 def sync_sources(
     settings: Settings,
     *,
@@ -137,8 +166,13 @@ def _sync_one(
     max_items: int,
     prune: bool,
     remember: bool,
+    force: bool = False,
+    replace: bool = False,
 ) -> SourceOutcome:
-    read = read_source(source, fetcher, progress=progress, max_items=max_items)
+    if source.kind == PATH_KIND:
+        read = read_path(source)
+    else:
+        read = read_source(source, fetcher, progress=progress, max_items=max_items)
     report = ingest_posts(
         read.posts,
         settings,
@@ -148,7 +182,11 @@ def _sync_one(
         errors=read.errors,
         warnings=read.warnings,
         label=f"sync of {source.url}"[:200],
+        force=force,
+        replace=replace,
     )
+    if source.kind == PATH_KIND:
+        settle_items(read, store)
     failed = {o.post_id for o in report.outcomes if o.status == "failed"}
     for item in read.items.values():
         if item.get("post_id") in failed:  # not stored as it is now: read it in full next time
