@@ -132,7 +132,7 @@ def run(model: str, modes: list[str], tmp: Path) -> list[Row]:
                 hits = []
             started, cpu = time.perf_counter(), time.process_time()
             answer = extract_answer(q["text"], hits, embedder)
-            verdict = judge(q["text"], hits, answer)
+            verdict = judge(q["text"], hits, answer, embedder=embedder)
             seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
             evidence = q.get("evidence") or ()
             rows.append(
@@ -147,7 +147,7 @@ def run(model: str, modes: list[str], tmp: Path) -> list[Row]:
                     english.get(q["id"], {}).get("answer", "") if name != "off" else "",
                     answer,
                     hits,
-                    signals(q["text"], hits, answer),
+                    signals(q["text"], hits, answer, embedder),
                     verdict.answer,
                     seconds,
                     cpu,

@@ -4,6 +4,7 @@ posts for this). The held-out sets are never used here: they are only reported (
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -37,14 +38,14 @@ def samples(tmp_path_factory, embedder):
 
 def test_the_shipped_bar_declines_few_answerable_and_most_off_topic_questions(samples):
     """The thresholds of #25 on the calibration sets: at most 3% of the answerable questions in the
-    posts' language declined, and the off-topic ones declined at least as often as calibrated (0.90 of
-    the English ones, 9 of the 10 in other languages: "Quelle est la population de Paris ?" shares
-    "population" with the posts and passes, as it did with the bar before)."""
+    posts' language declined, and at least 95% of the English off-topic ones (69 of 70 when calibrated,
+    with missing words looked for by meaning), 9 of the 10 in other languages ("Quelle est la population
+    de Paris ?" shares "population" with the posts and passes, as it did with the bar before)."""
     bar = profile_for(MINILM).bar
     same = tally([s for s in samples if not s.signals.other_language], bar)
     assert same.on_topic >= 60 and same.off_topic >= 60
     assert same.on_rate <= TARGET_ON_TOPIC_DECLINES, same
-    assert same.off_rate >= 0.9, same
+    assert same.off_rate >= 0.95, same
     other = tally([s for s in samples if s.signals.other_language and not s.on_topic], bar)
     assert other.off_topic >= 10 and other.off_rate >= 0.9, other
 
@@ -55,12 +56,23 @@ def test_the_shipped_bar_is_what_calibration_computes_from_its_sets(samples):
     english = [s for s in samples if not s.signals.other_language]
     result = calibrate_bar(english, profile.bar)
     assert result.met_target
-    assert (result.bar.similarity, result.bar.supported, result.bar.max_missing) == (
-        profile.bar.similarity,
-        profile.bar.supported,
-        profile.bar.max_missing,
-    )
+    assert dataclasses.replace(result.bar, cross_language=profile.bar.cross_language) == profile.bar
     assert profile.calibration["same_language"]["on_topic"] >= 60
+
+
+def test_words_found_by_meaning_decline_more_off_topic_questions_at_the_same_target(samples):
+    """What chose the mechanism: calibrated on the same questions, the bar that also finds missing words
+    by meaning (`word_match`) declines more off-topic questions than the best bar on words as written,
+    both within the 3% target on answerable ones."""
+    english = [s for s in samples if not s.signals.other_language]
+    as_written = [dataclasses.replace(s, signals=dataclasses.replace(s.signals, near={})) for s in english]
+    start = Bar(0.6, 0.3, 0.0, 0.05)
+    by_meaning, by_form = calibrate_bar(english, start), calibrate_bar(as_written, start)
+    assert by_meaning.met_target and by_form.met_target
+    assert by_meaning.same_language.off_declined >= by_form.same_language.off_declined + 3, (
+        by_meaning.same_language,
+        by_form.same_language,
+    )
 
 
 def test_calibration_declines_at_most_the_target_and_keeps_a_margin(samples):

@@ -16,6 +16,11 @@ gate uses absolute signals instead:
   Snowball stem ("differently" in "different", core/text/stems.py) and as the end of a longer word
   ("stove" in "woodstove"). An off-topic question that lands near the posts ("What table saw blade
   do you recommend for cutting plywood?") usually names a thing the author never wrote about.
+  A missing word still counts as found when a word of the passages is near it by meaning: its cosine
+  with the table's model, each word embedded alone, is at least the profile's `word_match`
+  (core/answer/near_words.py: "colour" is found in "color", "reject" in "refuse"; "chickens" and
+  "pocket screws" are not found in a woodworking blog). Asked in other words, an answerable question
+  keeps its words; a near-miss off-topic one still misses the thing it names.
 - unknown names: capitalised words inside an English question ("Stephen King") that no passage
   contains: the question is about someone or something else.
 
@@ -29,7 +34,7 @@ with the passages (a name or a loanword: "Instagram", "table", "Hand"; not a num
 of the question's language that English also has, like German "die": core/text/function_words.py).
 Whether a model reads across languages is its profile's `cross_lingual`.
 
-The four thresholds are the embedding model's profile's `bar` (core/profiles; a model without a profile
+The thresholds are the embedding model's profile's `bar` (core/profiles; a model without a profile
 gets the default one), written by `inkwell calibrate` (core/evaluate/calibrate.py) from a set of
 answerable questions and one of off-topic questions: at most 3% of the answerable ones declined, then as
 many off-topic ones as can be, the middle of the bars that tie. The profile's `calibration` record holds
@@ -40,11 +45,14 @@ trade-off.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from core.answer.extractive import ExtractiveAnswer
 from core.answer.grounding import excerpts_language
+from core.answer.near_words import nearest_words
+from core.embed import Embedder
 from core.models import Hit
 from core.profiles import Bar, profile_for
 from core.text import detect_language, function_words, languages_differ, stemmer_for
@@ -120,9 +128,19 @@ class Signals:
     shared: list[str]  # in a question in another language: words the passages share with it by meaning
     unknown_names: list[str]  # names in an English question that no checked passage contains
     other_language: bool  # the question's language is known and not the passages'
+    # each missing word's best cosine with a passage word (core/answer/near_words.py); {}: not measured
+    near: dict[str, float] = field(default_factory=dict)
+
+    def missing_under(self, limits: Thresholds) -> list[str]:
+        """The missing words that no passage word comes within `limits.word_match` of."""
+        return [w for w in self.missing if self.near.get(w, -1.0) < limits.word_match]
 
 
-def signals(question: str, hits: Sequence[Hit], answer: ExtractiveAnswer) -> Signals:
+def signals(
+    question: str, hits: Sequence[Hit], answer: ExtractiveAnswer, embedder: Embedder | None = None
+) -> Signals:
+    """The gate's signals; with `embedder` (the table's), also how near each missing word comes to a
+    passage word (`near`), which the bar's `word_match` reads. Without it only words as written count."""
     checked = hits[:CHECKED_HITS]
     asked = content_words(question)
     question_lang = detect_language(question)
@@ -141,6 +159,9 @@ def signals(question: str, hits: Sequence[Hit], answer: ExtractiveAnswer) -> Sig
         # question's language that is also an English word (German "die", French "comment").
         noise = function_words(question_lang)
         shared = sorted(w for w in asked - missing if not w.isdigit() and w not in noise)
+    near = {}
+    if missing and not other_language and embedder is not None:
+        near = near_missing(sorted(missing), checked, embedder)
     found = set()
     if question_lang == "en":  # German capitalises every noun; other languages' names are unchecked
         found = {n for n in names(question) if content_words(n) and not content_words(n) <= known}
@@ -153,6 +174,24 @@ def signals(question: str, hits: Sequence[Hit], answer: ExtractiveAnswer) -> Sig
         shared=shared,
         unknown_names=sorted(found),
         other_language=other_language,
+        near=near,
+    )
+
+
+def near_missing(missing: Sequence[str], hits: Sequence[Hit], embedder: Embedder) -> dict[str, float]:
+    """Each missing word's best cosine with a word of the checked hits' titles, sections and texts."""
+    passages = [" ".join((hit.title, hit.section, hit.text)) for hit in hits[:CHECKED_HITS]]
+    return nearest_words(missing, passages, embedder)
+
+
+def _near_matters(found: Signals, limits: Thresholds) -> bool:
+    """Whether words found by meaning could change the decision (else they are not embedded)."""
+    return (
+        bool(found.missing)
+        and not found.other_language
+        and not found.unknown_names
+        and limits.word_match < 1
+        and limits.supported <= found.similarity < limits.similarity
     )
 
 
@@ -198,7 +237,8 @@ def decide(signals: Signals, limits: Thresholds) -> tuple[bool, str]:
         return False, "the question names what no retrieved passage mentions"
     if signals.similarity >= limits.similarity:
         return True, "a sentence is close to the question"
-    if signals.similarity >= limits.supported and len(signals.missing) <= limits.max_missing * signals.asked:
+    missing = signals.missing_under(limits)
+    if signals.similarity >= limits.supported and len(missing) <= limits.max_missing * signals.asked:
         return True, "close enough, and the question's words are in the passages"
     return False, "no passage is close enough to the question"
 
@@ -208,11 +248,18 @@ def judge(
     hits: Sequence[Hit],
     answer: ExtractiveAnswer,
     thresholds: Thresholds | None = None,
+    embedder: Embedder | None = None,
 ) -> Verdict:
-    """Whether `answer` (extract_answer's for `question` over `hits`) should be given."""
+    """Whether `answer` (extract_answer's for `question` over `hits`) should be given. Pass the table's
+    `embedder` so missing words are also looked for by meaning (the bar's `word_match`); `missing`
+    lists the words still missing under the bar."""
+    limits = thresholds or thresholds_for(answer.model_id)
     found = signals(question, hits, answer)
-    ok, reason = decide(found, thresholds or thresholds_for(answer.model_id))
-    return Verdict(ok, reason, found.similarity, found.missing, found.unknown_names, suggest(hits))
+    if embedder is not None and _near_matters(found, limits):
+        found = dataclasses.replace(found, near=near_missing(found.missing, hits, embedder))
+    ok, reason = decide(found, limits)
+    missing = found.missing_under(limits)
+    return Verdict(ok, reason, found.similarity, missing, found.unknown_names, suggest(hits))
 
 
 def suggest(hits: Sequence[Hit], limit: int = SUGGESTIONS) -> list[Suggestion]:

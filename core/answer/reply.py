@@ -243,7 +243,7 @@ def reply(
     chosen = resolve_mode(settings, mode)
     searched = query if query and query.strip() else question
     extracted = extract_answer(searched, hits, embedder)
-    verdict = judge(searched, hits, extracted)
+    verdict = judge(searched, hits, extracted, embedder=embedder)
     if not verdict.answer and searched == question and (language := cannot_read(question, hits, embedder)):
         # Only English posts are told apart by an English-only model: a reply in the question's language
         # says so, since "I haven't written about that" would be a guess.

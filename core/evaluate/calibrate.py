@@ -5,7 +5,8 @@ Each question (answerable ones and off-topic ones) goes through retrieval and th
 in the chat; the bar's signals are kept (`collect`). Then every bar of a grid is tried on them
 (`calibrate_bar`):
 
-- questions in the posts' language: the bars that decline at most `target` of the answerable ones
+- questions in the posts' language: the bars (similarity, supported, max missing share, and how near
+  a passage word must come to a missing word to find it, `word_match`) that decline at most `target` of the answerable ones
   (rounded down to whole questions) and, among those, decline the most off-topic ones; of the bars
   that tie, the middle one (the median of each threshold over them, snapped to the grid), so every
   threshold keeps a margin on both sides. When no bar meets the target, the bars with the fewest
@@ -19,6 +20,7 @@ The figures of the chosen bar (declines on and off topic, per language group) go
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,6 +41,8 @@ from core.store import Store
 TARGET_ON_TOPIC_DECLINES = 0.03
 SIMILARITIES = tuple(float(x) for x in np.round(np.arange(0.2, 0.951, 0.025), 3))
 MISSING_SHARES = (0.0, 0.2, 0.25, 0.34, 0.5, 0.67, 1.0)
+# How near a passage word must come to a missing word for it to count as found (1.0: never by meaning).
+WORD_MATCHES = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 1.0)
 CROSS_LANGUAGE = tuple(float(x) for x in np.round(np.arange(0.0, 0.951, 0.025), 3))
 
 Progress = Callable[[int, int, str], None]
@@ -104,7 +108,9 @@ def collect(
     for i, (query, on_topic) in enumerate(items, 1):
         _, found = route_and_search(query.text, settings, store=store, embedder=embedder)
         answer = extract_answer(query.text, found.hits, embedder)
-        samples.append(Sample(query.id, query.text, on_topic, signals(query.text, found.hits, answer)))
+        samples.append(
+            Sample(query.id, query.text, on_topic, signals(query.text, found.hits, answer, embedder))
+        )
         if progress:
             progress(i, len(items), query.id)
     return samples
@@ -132,7 +138,7 @@ def calibrate_bar(
     if any(s.on_topic for s in same) and any(not s.on_topic for s in same):
         bar, met, tied = _same_language_bar(same, start, target)
     if any(s.on_topic for s in other) and any(not s.on_topic for s in other):
-        bar = Bar(bar.similarity, bar.supported, bar.max_missing, _cross_language(other, bar))
+        bar = dataclasses.replace(bar, cross_language=_cross_language(other, bar))
     return Calibration(bar, tally(same, bar), tally(other, bar), met, tied)
 
 
@@ -142,9 +148,10 @@ def _same_language_bar(samples: Sequence[Sample], start: Bar, target: float) -> 
     for high in SIMILARITIES:
         for low in (x for x in SIMILARITIES if x <= high):
             for missing in MISSING_SHARES:
-                bar = Bar(high, low, missing, start.cross_language)
-                counts = tally(samples, bar)
-                scored.append((counts.on_declined, counts.off_declined, bar))
+                for match in WORD_MATCHES:
+                    bar = Bar(high, low, missing, start.cross_language, match)
+                    counts = tally(samples, bar)
+                    scored.append((counts.on_declined, counts.off_declined, bar))
     fewest = min(on for on, _, _ in scored)
     met = fewest <= allowed
     eligible = [(off, bar) for on, off, bar in scored if on <= (allowed if met else fewest)]
@@ -155,6 +162,7 @@ def _same_language_bar(samples: Sequence[Sample], start: Bar, target: float) -> 
         _median(b.supported for b in best),
         _median(b.max_missing for b in best),
         start.cross_language,
+        _median(b.word_match for b in best),
     )
     return _nearest(middle, best), met, len(best)
 
@@ -162,7 +170,7 @@ def _same_language_bar(samples: Sequence[Sample], start: Bar, target: float) -> 
 def _cross_language(samples: Sequence[Sample], bar: Bar) -> float:
     errors = []
     for value in CROSS_LANGUAGE:
-        counts = tally(samples, Bar(bar.similarity, bar.supported, bar.max_missing, value))
+        counts = tally(samples, dataclasses.replace(bar, cross_language=value))
         errors.append((counts.on_declined + counts.off_topic - counts.off_declined, value))
     fewest = min(e for e, _ in errors)
     tied = [v for e, v in errors if e == fewest]
@@ -181,6 +189,7 @@ def _nearest(target: Bar, bars: Sequence[Bar]) -> Bar:
             abs(bar.similarity - target.similarity)
             + abs(bar.supported - target.supported)
             + abs(bar.max_missing - target.max_missing)
+            + abs(bar.word_match - target.word_match)
         )
 
     return min(bars, key=distance)

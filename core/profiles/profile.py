@@ -27,6 +27,13 @@ class Bar:
     supported: float  # lower similarity that answers when few question words are missing
     max_missing: float  # share of the question's content words allowed to be missing for that
     cross_language: float  # similarity bar for a question in another language than the posts
+    # A missing question word whose nearest passage word (by the model's cosine, core/answer/near_words.py)
+    # is at least this close counts as found; 1.0: only words as written (or stemmed) are found.
+    word_match: float = 1.0
+
+
+# Bar fields a profile may leave out (they then keep Bar's default).
+OPTIONAL_BAR = ("word_match",)
 
 
 @dataclass(frozen=True)
@@ -71,7 +78,11 @@ def profile_from_json(data: Any, source: str) -> ModelProfile:
         raise ProfileError(f"{source}: a profile is a JSON object")
     try:
         model_id = data["model_id"]
-        bar = Bar(**{k: _number(data["bar"], k, source) for k in _fields(Bar)})
+        bar_data = data["bar"]
+        optional = {k: _number(bar_data, k, source) for k in OPTIONAL_BAR if k in bar_data}
+        bar = Bar(
+            **{k: _number(bar_data, k, source) for k in _fields(Bar) if k not in OPTIONAL_BAR}, **optional
+        )
     except KeyError as err:
         raise ProfileError(f"{source}: missing {err.args[0]!r}") from None
     except TypeError:

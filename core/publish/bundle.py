@@ -288,6 +288,8 @@ def _rules(model_id: str) -> dict:
             "supported": bar.supported,
             "max_missing": bar.max_missing,
             "cross_language": bar.cross_language,
+            # The page finds words only as written (no word vectors): docs/decisions.md says what it costs.
+            "word_match": bar.word_match,
         },
         "dense_weight": DENSE_WEIGHT,
         "route_margin": ROUTE_MARGIN,
