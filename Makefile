@@ -32,7 +32,7 @@ run: export INKWELL_AUTHOR_DESCRIPTION ?= a furniture maker in Wickham Hollow, V
 run: demo
 	$(BIN)/streamlit run server.py
 
-# Debian's headless Chromium (and its driver) for tests/test_e2e_browser.py; Playwright drives it, so
+# Debian's headless Chromium (and its driver) for tests/e2e/test_e2e_browser.py; Playwright drives it, so
 # `playwright install` (a browser download) is never needed. Installs only when something is missing.
 BROWSER_PACKAGES := chromium chromium-driver fonts-dejavu-core
 browser:
@@ -83,7 +83,7 @@ bench: install
 # Concurrent writers: 4 `inkwell ingest` processes and a chunk edit on one existing table, 20 runs, each
 # compared with the same writes done one after the other (`make test` runs 1).
 bench-writers: install
-	INKWELL_WRITER_RUNS=20 $(BIN)/python -m pytest tests/test_concurrent_writers.py -q -s -p no:cacheprovider
+	INKWELL_WRITER_RUNS=20 $(BIN)/python -m pytest tests/integration/test_concurrent_writers.py -q -s -p no:cacheprovider
 
 # The demo-set studies behind the README's retrieval-quality figures (a few minutes each on 2 cores).
 bench-demo: install
