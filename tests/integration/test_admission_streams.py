@@ -35,7 +35,8 @@ def test_cancelling_a_token_cuts_a_blocked_stream_at_once(stalled):
     with cancel_scope(token), pytest.raises(LLMError, match=r"Stopped for the test\.") as info:
         next(deltas)  # blocked reading: only the role chunk came
     assert info.value.kind == "cancelled"
-    assert time.monotonic() - started < 5  # not the 30 s stall, nor the 60 s timeout
+    # Cut at once (~0.5 s, the timer): the bound only tells that from waiting out the 30 s stall.
+    assert time.monotonic() - started < 20
     _wait_for(lambda: stalled.dropped == 1)  # the server saw the client go
 
 
@@ -47,7 +48,7 @@ def test_gate_stops_a_blocked_model_stream_when_the_owner_asks_again(stalled):
     started = time.monotonic()
     with pytest.raises(AnswerStopped, match="you asked a new question"):
         next(stream)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 20  # ~0.5 s; waiting out the 30 s stall would fail
     _wait_for(lambda: stalled.dropped == 1)
 
 
@@ -62,7 +63,7 @@ def test_without_a_scope_cancelling_does_not_reach_the_stream():
         assert server.dropped == 0
 
 
-def _wait_for(condition, timeout: float = 5.0) -> None:
+def _wait_for(condition, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "timed out"

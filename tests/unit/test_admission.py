@@ -65,7 +65,7 @@ def test_wait_yields_the_place_until_admitted():
     assert second.admitted
     assert seen and set(seen) == {1}
     assert len(seen) >= 3  # re-yielded while waiting: the page redraws "number 1 in line"
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 30  # a hang guard only: the release comes after 0.3 s
     second.close()
     assert list(g.enter().wait()) == []  # a free slot: nothing to show
 

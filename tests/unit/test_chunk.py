@@ -366,10 +366,11 @@ def test_a_long_one_line_paragraph_is_chunked_in_linear_work(monkeypatch, punctu
 )
 def test_pathological_lines_are_chunked_quickly(text):
     """Regexes that rescanned the rest of the text from every "[REF:" (or searched a 300 KB word for
-    an abbreviation) made these quadratic: minutes, now well under a second each."""
+    an abbreviation) made these quadratic: minutes; now 0.5-3 s each on 2 shared cores."""
     import time
 
     started = time.perf_counter()
     chunks = paragraph_chunks([Block(text)], TARGET)
     assert "".join(t for _, t in chunks).replace(" ", "") == text.replace(" ", "")
-    assert time.perf_counter() - started < 20
+    # A hang guard only: the quadratic scans took minutes. bench/speed.py prints the figures.
+    assert time.perf_counter() - started < 60
