@@ -8,11 +8,20 @@ settings differ) with tests/e2e_support.py's `streamlit_server`.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e_support import chromium_path, launch_chromium, missing_browser
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test here is slow: each module starts `streamlit run` (15-50 s a test on 2 shared cores)."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="module", autouse=True)

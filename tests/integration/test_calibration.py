@@ -9,13 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Settings
 from core.evaluate import load_queries
 from core.evaluate.calibrate import TARGET_ON_TOPIC_DECLINES, calibrate_bar, collect, tally
-from core.ingest import ingest_posts
-from core.parse import parse_paths
 from core.profiles import PROFILES_DIR_ENV, Bar, ModelProfile, load_profile, profile_for, save_profile
-from core.store import Store
 from tests.cli_support import corpus, run  # noqa: F401  (fixture)
 from tests.conftest import DEMO, ROOT
 
@@ -25,11 +21,9 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 @pytest.fixture(scope="module")
-def samples(tmp_path_factory, embedder):
-    """The bar's signals for the demo and calibration questions (MiniLM, hybrid), on a demo table."""
-    settings = Settings.load({"data_dir": tmp_path_factory.mktemp("calibration") / "db"}, environ={})
-    store = Store(settings.data_dir)
-    ingest_posts(parse_paths([DEMO / "posts"]).posts, settings, store=store, embedder=embedder)
+def samples(demo_table, embedder):
+    """The bar's signals for the demo and calibration questions (MiniLM, hybrid), on the demo table."""
+    settings, store = demo_table
     on = load_queries(EVAL / "queries.jsonl") + load_queries(CALIBRATION / "questions.jsonl")
     off = load_queries(EVAL / "offtopic.jsonl") + load_queries(CALIBRATION / "offtopic.jsonl")
     return collect(on, off, settings, store=store, embedder=embedder)

@@ -31,6 +31,9 @@ EDITS = 5
 RUNS = int(os.environ.get("INKWELL_WRITER_RUNS", "1"))
 
 
+pytestmark = pytest.mark.slow  # four `inkwell ingest` processes and an edit, each a cold start
+
+
 @pytest.fixture(scope="module")
 def server():
     with embedding_server() as server:

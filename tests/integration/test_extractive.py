@@ -14,13 +14,9 @@ from core.answer import extractive
 from core.answer.abstain import NO_ANSWER_MESSAGE, judge, suggest
 from core.answer.extractive import MAX_WORDS, NEAR_DUPLICATE, extract_answer, is_signpost
 from core.answer.quotable import sentence_units
-from core.config import Settings
 from core.evaluate import evidence_found
-from core.ingest import ingest_posts
 from core.models import Hit
-from core.parse import parse_paths
 from core.search import search
-from core.store import Store
 from core.text import stemmer_for
 from tests.conftest import DEMO, ROOT
 
@@ -29,11 +25,8 @@ QUESTIONS = {q["id"]: q for q in map(json.loads, (EVAL / "queries.jsonl").read_t
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory, embedder):
-    settings = Settings.load({"data_dir": tmp_path_factory.mktemp("demo") / "db"}, environ={})
-    store = Store(settings.data_dir)
-    ingest_posts(parse_paths([DEMO / "posts"]).posts, settings, store=store, embedder=embedder)
-    return settings, store
+def demo(demo_table):
+    return demo_table  # the demo blog, ingested once per session (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

@@ -175,6 +175,7 @@ def test_a_number_the_posts_give_for_something_else_is_unsupported(embedder):
     assert not walnut.supported
 
 
+@pytest.mark.slow  # ~85 s: ingests the demo and embeds every labelled sentence
 def test_labelled_set_flags_inventions_without_flagging_the_authors_words(tmp_path):
     """The check on data/demo/eval/grounding.jsonl (bench/grounding.py measures the same set)."""
     from bench.grounding import flags, load_labels, measure, scores
