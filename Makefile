@@ -7,7 +7,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install browser static run test lint bench bench-demo bench-writers bench-load bench-storage bench-scale bench-static demo clean
+.PHONY: install browser static run test test-fast lint bench bench-demo bench-writers bench-load bench-storage bench-scale bench-static demo clean
 
 install: $(STAMP)
 
@@ -32,7 +32,7 @@ run: export INKWELL_AUTHOR_DESCRIPTION ?= a furniture maker in Wickham Hollow, V
 run: demo
 	$(BIN)/streamlit run server.py
 
-# Debian's headless Chromium (and its driver) for tests/test_e2e_browser.py; Playwright drives it, so
+# Debian's headless Chromium (and its driver) for tests/e2e/test_e2e_browser.py; Playwright drives it, so
 # `playwright install` (a browser download) is never needed. Installs only when something is missing.
 BROWSER_PACKAGES := chromium chromium-driver fonts-dejavu-core
 browser:
@@ -60,19 +60,26 @@ $(STATIC_STAMP): static/package.json static/package-lock.json
 	cd static && npm ci --no-audit --no-fund --ignore-scripts
 	touch $(STATIC_STAMP)
 
+# Everything: tests/unit, tests/integration and tests/e2e (the browser's too), slow ones included.
 test: install browser static
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+# For developers: the pure-function tests only (tests/unit, no model, table or server), in well under a minute.
+test-fast: install
+	$(BIN)/python -m pytest tests/unit -m "not slow" -q
 
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
-# Also multilingual embedding speed vs MiniLM (ratio, same run) and the demo set's nDCG@10 per language
+# The speed figures the tests only guard against hangs (bench/speed.py). Also multilingual embedding
+# speed vs MiniLM (ratio, same run) and the demo set's nDCG@10 per language
 # for each configuration (MiniLM, e5, both by the question's language), with the ingest time ratio;
 # and a 500-post WordPress export's import time against the same posts as Markdown files (a ratio).
 bench: install
+	$(BIN)/python bench/speed.py
 	$(BIN)/python bench/long_text.py
 	$(BIN)/python bench/bench.py
 	$(BIN)/python bench/remote_embed.py
@@ -83,7 +90,7 @@ bench: install
 # Concurrent writers: 4 `inkwell ingest` processes and a chunk edit on one existing table, 20 runs, each
 # compared with the same writes done one after the other (`make test` runs 1).
 bench-writers: install
-	INKWELL_WRITER_RUNS=20 $(BIN)/python -m pytest tests/test_concurrent_writers.py -q -s -p no:cacheprovider
+	INKWELL_WRITER_RUNS=20 $(BIN)/python -m pytest tests/integration/test_concurrent_writers.py -q -s -p no:cacheprovider
 
 # The demo-set studies behind the figures in docs/retrieval.md and docs/answers.md (a few minutes each on 2 cores).
 bench-demo: install

@@ -4,7 +4,7 @@ French, German or Spanish), per embedding model and merge threshold, on the whol
 questions alone (core/evaluate/topics.py defines the figures).
 
 Run: `.venv/bin/python bench/topics.py [--models all-MiniLM-L6-v2,multilingual-e5-small]` (about a
-minute a model on 2 cores). Figures, not asserts; tests/test_questions.py asserts the default's.
+minute a model on 2 cores). Figures, not asserts; tests/integration/test_questions.py asserts the default's.
 """
 
 from __future__ import annotations

@@ -35,6 +35,9 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 STARTUP_TIMEOUT = 90  # seconds until /_stcore/health answers (imports torch, lancedb, streamlit)
+VIEWPORT = {"width": 1400, "height": 1000}
+PAGE_TIMEOUT = 90_000  # ms: a page's first run on a loaded 2-core machine loads the embedding model
+ANSWER_TIMEOUT = 180_000  # ms: starts the built-in llama.cpp server, reads ~20 excerpts, writes the answer
 
 
 def missing_browser(reason: str) -> None:
@@ -199,3 +202,34 @@ class Screenshots:
             self.docs.mkdir(exist_ok=True)
             shutil.copyfile(path, self.docs / name)
         return path
+
+
+# A Streamlit page in Playwright ------------------------------------------------------------------------
+
+
+def idle(page) -> None:
+    """Wait until the script run is over (call after waiting for the run's expected output)."""
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for()
+
+
+def open_page(page, title: str, heading: str) -> None:
+    """Open a page from the sidebar and wait for its run to end."""
+    page.get_by_test_id("stSidebarNavLink").filter(has_text=title).click()
+    page.get_by_role("heading", name=heading, level=1).wait_for()
+    idle(page)
+
+
+def assert_no_errors(page, server: AppServer) -> None:
+    """No exception and no error box on the page (the server log's tail in the message)."""
+    exceptions = page.get_by_test_id("stException")
+    assert exceptions.count() == 0, exceptions.first.inner_text() + "\n" + server.log_tail()
+    errors = page.locator('[data-testid="stAlertContentError"]')
+    assert errors.count() == 0, errors.all_inner_texts()
+
+
+def metric(page, label: str) -> str:
+    """The value shown by the st.metric labelled `label`."""
+    box = page.get_by_test_id("stMetric").filter(
+        has=page.get_by_test_id("stMetricLabel").filter(has_text=label)
+    )
+    return box.get_by_test_id("stMetricValue").inner_text().strip()

@@ -1,4 +1,4 @@
-"""Hostile inputs for tests/test_hostile_files.py: the explicit cases of issue #11 (and more), Hypothesis
+"""Hostile inputs for tests/integration/test_hostile_files.py: the explicit cases of issue #11 (and more), Hypothesis
 strategies for generated files, and a run of the real `inkwell ingest` on a folder.
 
 Every case is a file (or folder entry) put beside good posts; `Case.outcome` says what must become of

@@ -1,4 +1,4 @@
-"""Files for tests/test_imports.py: the platform exports under tests/fixtures/imports zipped as the
+"""Files for tests/integration/test_imports.py: the platform exports under tests/fixtures/imports zipped as the
 platforms ship them, a PDF and a Word file made here (pypdf and python-docx write them), and hostile
 exports (XML bombs, external entities, zip bombs, path escapes, corrupt zips, encrypted or scanned PDFs).
 """

@@ -3,7 +3,7 @@
     with serve_folder(site) as url, static_page(playwright, url) as page:
         reply = ask(page, "Why did you start the blog?")
 
-Shared by tests/test_static_browser.py and bench/static.py. The server is Python's own http.server on
+Shared by tests/e2e/test_static_browser.py and bench/static.py. The server is Python's own http.server on
 127.0.0.1, in a thread: no Inkwell process runs while the page answers.
 """
 

@@ -1,4 +1,4 @@
-"""Concurrent writers on one existing table: the harness of tests/test_concurrent_writers.py.
+"""Concurrent writers on one existing table: the harness of tests/integration/test_concurrent_writers.py.
 
 Real `inkwell ingest` processes (and a process editing a chunk through `core.ingest.edit_chunk`, the
 Inspect page's path) write to one table at once. Vectors come from an OpenAI-compatible embeddings

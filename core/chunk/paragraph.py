@@ -68,7 +68,7 @@ def _split_long(paragraph: str, target: int, counter: SliceCounter) -> list[tupl
     """Cut a paragraph at sentence boundaries into pieces of similar size, each within `target`.
 
     Linear in the paragraph's length: `counter` encoded it once, and slices are counted exactly only
-    near a limit, with the same results as counting every slice (tests/test_chunk.py pins them).
+    near a limit, with the same results as counting every slice (tests/unit/test_chunk.py pins them).
     """
     spans: list[tuple[int, int]] = []
     for a, b in sentence_spans(paragraph):

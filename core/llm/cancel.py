@@ -4,7 +4,7 @@ A reader who leaves or asks again, or an answer over its time limit, must free t
 thread reading the stream may be blocked in a socket read (llama.cpp reads a long prompt before the first
 token), so flags alone do not work: the token shuts the stream's socket down, which wakes the reader at
 once, and the server sees the connection gone and drops the request (llama.cpp does so between batches;
-checked with the built-in server in tests/test_serve_llm.py).
+checked with the built-in server in tests/integration/test_serve_llm.py).
 
     token = CancelToken()
     with cancel_scope(token):

@@ -6,7 +6,7 @@
 `index` (JSON) holds the chunks (text, post, title, section, keywords, address) with each chunk's
 sentence units (offset, length, readable, signpost: core/answer/quotable.py's split, done here so the
 page never splits sentences), BM25 statistics of the keyword side (the same tokens as LanceDB's
-full-text index: checked against its scores by tests/test_static_export.py), the words the relevance bar
+full-text index: checked against its scores by tests/integration/test_static_export.py), the words the relevance bar
 reads (a lemma table for the corpus's words and their inflections, compound heads, stop and function
 words, language hints) and every constant of the rules. `blobs` are the vectors, int8 with one float32
 scale per vector: the chunks' (dense search), and those of every sentence an answer may quote and of
@@ -58,7 +58,7 @@ FORMAT = 1
 EMBED_BATCH = 64
 # LanceDB 0.40's English stop words for FTS(language="English", remove_stop_words=True), removed before
 # stemming; found by querying its index word by word (a stop word matches nothing). With them, the
-# BM25 scores below equal LanceDB's to 1e-5 on the demo questions (tests/test_static_export.py).
+# BM25 scores below equal LanceDB's to 1e-5 on the demo questions (tests/integration/test_static_export.py).
 _FTS_STOP_LIST = (
     "a about after again against all am an and are as at be been being below between both but by can d did "
     "didn do doesn doing don down each few for from further had has have haven having he her here hers "

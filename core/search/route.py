@@ -51,7 +51,7 @@ RULES_FILE = "routes.toml"
 # narrowed to it. Measured on the demo (bench/routing.py): below 0.35 some narrowing hid a relevant post
 # in another collection (with centroids, a walnut-bench question led by 0.33 and lost a relevant essay);
 # at 0.35 the two questions narrowed are narrowed rightly and nDCG@10 equals routing off. A question
-# plainly about one of two distinct collections leads by more (see tests/test_route.py).
+# plainly about one of two distinct collections leads by more (see tests/integration/test_route.py).
 ROUTE_MARGIN = 0.35
 # What a matching rule adds to its collection's score, in margins: 2 lets a rule win unless the question
 # is closer to another collection by more than one margin.

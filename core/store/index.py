@@ -7,7 +7,7 @@ created), so an index is recognised by the column it covers, not by its type nam
 chunks, 439 s at 1M) and left another copy of it on disk.
 
 Rows written after the index was built are still found: LanceDB searches unindexed fragments by brute
-force beside the index (tests/test_store_index.py). `table.optimize()` folds them in as a small delta
+force beside the index (tests/integration/test_store_index.py). `table.optimize()` folds them in as a small delta
 segment against the same IVF centroids, in milliseconds; each optimize adds one segment, and every
 search visits every segment, so past MAX_DELTA_SEGMENTS the index is rebuilt whole (lancedb 0.40's
 Python API cannot merge segments on its own).

@@ -35,7 +35,7 @@ class SliceCounter:
     overlapping slices of a long paragraph (quadratic: 45 s for a 2 MB paragraph). Here the text is
     encoded once, and a slice's count is estimated as the number of the text's tokens that overlap it.
     That differs from the slice's own count only where a token straddles its ends (" Word" in the text,
-    "Word" alone): by -1 to +3 on 46k slices of the demo posts and SciFact (tests/test_chunk.py checks
+    "Word" alone): by -1 to +3 on 46k slices of the demo posts and SciFact (tests/unit/test_chunk.py checks
     it). `decisive` returns the estimate when it is farther than SLACK from every limit it will be
     compared with, so each comparison comes out as with the exact count, and counts exactly near a
     limit, incrementally when the slice grows from the last one counted (see `exact`).

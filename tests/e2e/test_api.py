@@ -1,0 +1,273 @@
+"""The HTTP API beside the app (server.py → core/serve/api.py), over real HTTP: `streamlit run server.py`
+on a loopback port, a real table, the real embedder, and a
+scripted OpenAI-compatible server on 127.0.0.1 for the one generated answer. `requests` (Streamlit's own
+dependency) is the client: what `curl` sends.
+
+Each test asks from its own client address (X-Forwarded-For from a trusted proxy: 127.0.0.1), so the
+per-client rate limit of one test never counts another's questions."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+from click.testing import CliRunner
+
+from core.answer.owner import save_owner
+from core.cli.main import main
+from core.config import Settings
+from core.ingest import ingest_posts
+from core.models import Block, Post
+from core.store import Store
+from tests.conftest import BEES, BREAD
+from tests.e2e_support import app_environ, streamlit_server
+from tests.servers import ScriptedOpenAIServer
+
+STARTERS = ["When does swarming season start?", "How are mites counted?", "How is the starter fed?"]
+BLOG = "http://127.0.0.1:4000"  # the one origin the owner allows
+PER_MINUTE = 3
+_addresses = (f"203.0.113.{i}" for i in itertools.count(1))
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
+    data_dir = tmp_path_factory.mktemp("api") / "db"
+    settings = Settings.load({"data_dir": data_dir, "chunk_tokens": 30}, environ={})
+    posts = [
+        Post("bees", "On Bees", [Block(p) for p in BEES], raw="\n\n".join(BEES), source="bees.txt"),
+        Post("bread", "Sourdough", [Block(BREAD)], raw=BREAD, source="bread.txt", collection="recipes"),
+    ]
+    assert ingest_posts(posts, settings, store=Store(data_dir), embedder=embedder).ok
+    save_owner(Store(data_dir), {"greeting": "Ask me about bees.", "starters": STARTERS})
+    return data_dir
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory, table: Path, model: ScriptedOpenAIServer) -> Iterator[str]:
+    env = app_environ(
+        INKWELL_DATA_DIR=str(table),
+        INKWELL_CHUNK_TOKENS="30",
+        INKWELL_ALLOWED_ORIGINS=BLOG,
+        INKWELL_TRUSTED_PROXIES="127.0.0.1",
+        INKWELL_QUESTIONS_PER_MINUTE=str(PER_MINUTE),
+        INKWELL_ANSWER_MODE="extractive",
+        INKWELL_TRANSLATE_QUESTION="false",
+        INKWELL_ROUTING="off",
+        OPENAI_BASE_URL=model.base_url,
+    )
+    with streamlit_server(tmp_path_factory.mktemp("api-server"), env, script="server.py") as server:
+        yield server.url
+
+
+class Client:
+    """HTTP to the API from an address of its own (see the module docstring)."""
+
+    def __init__(self, base: str) -> None:
+        self.base, self.session = base, requests.Session()
+        self.session.headers["X-Forwarded-For"] = next(_addresses)
+
+    def request(self, method: str, path: str, **kwargs) -> requests.Response:
+        return self.session.request(method, self.base + path, timeout=300, **kwargs)
+
+    def get(self, path: str, **kwargs) -> requests.Response:
+        return self.request("GET", path, **kwargs)
+
+    def options(self, path: str, **kwargs) -> requests.Response:
+        return self.request("OPTIONS", path, **kwargs)
+
+
+@pytest.fixture
+def client(api: str) -> Iterator[Client]:
+    http = Client(api)
+    yield http
+    http.session.close()
+
+
+def ask(client: Client, body: dict | str, **headers: str) -> requests.Response:
+    content = body if isinstance(body, str) else json.dumps(body)
+    return client.request("POST", "/api/ask", data=content.encode(),
+                          headers={"Content-Type": "application/json", **headers})  # fmt: skip
+
+
+def events(response: requests.Response) -> list[tuple[str, dict]]:
+    """The server-sent events of a whole response, as (event, data)."""
+    out = []
+    for block in response.text.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines())
+        out.append((lines["event"], json.loads(lines["data"])))
+    return out
+
+
+def test_health_counts_the_posts(client):
+    response = client.get("/api/health")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "posts": 2, "chunks": response.json()["chunks"]}
+    assert response.json()["chunks"] >= 2
+
+
+def test_ask_quotes_the_author_verbatim_and_names_the_posts(client):
+    response = ask(client, {"question": "When does swarming season start?"})
+    assert response.status_code == 200 and response.headers["content-type"] == "application/json"
+    data = response.json()
+    assert data["mode"] == "extractive" and not data["declined"]
+    assert data["sentences"] and all(any(s["text"] in p for p in BEES) for s in data["sentences"])
+    assert "Swarming season starts in May." in [s["text"] for s in data["sentences"]]
+    assert {s["post_id"] for s in data["sources"]} == {"bees"} and data["sources"][0]["title"] == "On Bees"
+    # No address on the blog: a click opens Inkwell's reader page at the quoted sentences.
+    assert data["sources"][0]["url"] is None
+    assert data["sources"][0]["link"].startswith(f"{client.base}/read?post=bees&q=Swarming")
+    (passage,) = data["passages"]
+    assert passage["post_id"] == "bees" and "Swarming season starts in May." in passage["text"]
+    assert "relevance" not in json.dumps(data)  # no machinery for readers
+
+
+def test_the_api_and_the_cli_give_the_same_answer(client, table):
+    question = "How often are the mites counted?"
+    api_answer = ask(client, {"question": question}).json()
+    env = {"INKWELL_DATA_DIR": str(table), "INKWELL_CHUNK_TOKENS": "30", "INKWELL_ROUTING": "off"}
+    result = CliRunner(env=env).invoke(main, ["ask", question, "--answer-mode", "extractive", "--json"])
+    assert result.exit_code == 0, result.output
+    cli = json.loads(result.stdout)
+    assert api_answer["answer"] == cli["answer"] and api_answer["mode"] == cli["answer_mode"]
+    assert [s["text"] for s in api_answer["sentences"]] == [s["text"] for s in cli["sentences"]]
+
+
+def test_an_off_topic_question_gets_the_honest_reply_and_the_closest_posts(client):
+    data = ask(client, {"question": "Who won the football world cup in 2018?"}).json()
+    assert data["declined"] and data["mode"] == "none"
+    assert data["answer"].startswith("I haven't written about that")
+    assert data["suggestions"] and not data["sentences"]
+
+
+def test_the_answer_streams_as_server_sent_events(client):
+    response = ask(client, {"question": "When does swarming season start?"}, Accept="text/event-stream")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+    got = events(response)
+    assert got[0] == ("meta", {"mode": "extractive", "searched_for": None})
+    assert got[-1][0] == "done"
+    deltas = "".join(d["text"] for e, d in got if e == "delta")
+    assert deltas == got[-1][1]["answer"] and "Swarming season starts in May." in deltas
+
+
+def test_a_generated_answer_streams_from_the_model(client, model):
+    model.chat(["Swarming season ", "starts in May."])
+    response = ask(
+        client,
+        {"question": "When does swarming season start?", "mode": "generative"},
+        Accept="text/event-stream",
+    )
+    got = events(response)
+    assert got[0][1]["mode"] == "generative"
+    assert [d["text"] for e, d in got if e == "delta"] and got[-1][0] == "done", got
+    assert got[-1][1]["answer"] == "Swarming season starts in May."
+    assert "When does swarming season start?" in json.dumps(model.chat_requests[-1].body)
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "words"),
+    [
+        ("{not json", 400, "not valid JSON"),
+        ('["a list"]', 400, "JSON object"),
+        ({"question": ""}, 400, "empty"),
+        ({"question": 42}, 400, "string"),
+        ({"question": "Bees?", "conversation": "hello"}, 400, "conversation"),
+        ({"question": "Bees?", "conversation": [{"role": "system", "content": "x"}]}, 400, "role"),
+        ({"question": "Bees?", "mode": "poetry"}, 400, "mode"),
+        ({"question": "Bees?", "collection": 7}, 400, "collection"),
+        ({"question": "x" * 1001}, 413, "1,000"),
+        ({"question": "Bees?", "padding": "x" * 70_000}, 413, "64 KB"),
+    ],
+)
+def test_bad_requests_get_a_json_error_and_no_traceback(client, body, status, words):
+    response = ask(client, body)
+    assert response.status_code == status, response.text
+    assert response.json()["status"] == status and words in response.json()["error"]
+    assert "Traceback" not in response.text
+
+
+def test_unknown_addresses_and_methods_answer_in_json(client):
+    for response, status in ((client.get("/api/ask"), 405), (client.get("/api/nothing"), 404)):
+        assert response.status_code == status and response.json()["status"] == status
+
+
+def test_search_returns_the_hits_and_checks_k(client):
+    data = client.get("/api/search", params={"q": "sourdough starter", "k": 1}).json()
+    assert [h["post_id"] for h in data["hits"]] == ["bread"] and BREAD.startswith(
+        data["hits"][0]["text"][:20]
+    )
+    assert client.get("/api/search", params={"q": "bees", "k": 0}).status_code == 400
+    assert client.get("/api/search", params={"q": "", "k": 3}).status_code == 400
+
+
+def test_a_client_past_the_rate_limit_is_told_when_to_come_back(client):
+    statuses = [ask(client, {"question": "Bees?"}) for _ in range(PER_MINUTE + 1)]
+    assert [r.status_code for r in statuses[:PER_MINUTE]] == [200] * PER_MINUTE
+    refused = statuses[-1]
+    assert refused.status_code == 429 and int(refused.headers["Retry-After"]) >= 1
+    assert "wait" in refused.json()["error"]
+
+
+def test_only_the_listed_origin_may_call_from_a_browser(client):
+    preflight = client.options(
+        "/api/ask",
+        headers={"Origin": BLOG, "Access-Control-Request-Method": "POST",
+                 "Access-Control-Request-Headers": "content-type"},
+    )  # fmt: skip
+    assert preflight.status_code == 200 and preflight.headers["access-control-allow-origin"] == BLOG
+    allowed = ask(client, {"question": "When does swarming season start?"}, Origin=BLOG)
+    assert allowed.status_code == 200 and allowed.headers["access-control-allow-origin"] == BLOG
+    other = "http://127.0.0.1:4001"
+    refused = ask(client, {"question": "When does swarming season start?"}, Origin=other)
+    assert refused.status_code == 403 and "access-control-allow-origin" not in refused.headers
+    bad_preflight = client.options(
+        "/api/ask", headers={"Origin": other, "Access-Control-Request-Method": "POST"}
+    )
+    assert "access-control-allow-origin" not in bad_preflight.headers
+
+
+def test_the_widget_script_is_served(client):
+    response = client.get("/widget.js")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/javascript")
+    assert "attachShadow" in response.text and "innerHTML" not in response.text
+
+
+def test_the_openapi_description_names_every_route(client):
+    spec = client.get("/api/openapi.json").json()
+    assert spec["openapi"].startswith("3.")
+    assert set(spec["paths"]) == {"/api/ask", "/api/feedback", "/api/search", "/api/health", "/api/welcome"}
+
+
+def test_questions_are_logged_without_the_client_and_take_feedback(client, table):
+    from core.store.questions import QuestionLog
+
+    data = ask(client, {"question": "When does swarming season start?"}).json()
+    question_id = data["question_id"]
+    assert question_id
+    rated = client.request(
+        "POST", "/api/feedback", json={"question_id": question_id, "up": False, "comment": "Too short"}
+    )
+    assert rated.status_code == 200 and rated.json() == {"ok": True}
+    logged = QuestionLog(Store(table)).get(question_id)
+    assert logged.source == "api" and logged.question == "When does swarming season start?"
+    assert logged.posts == ("bees",) and logged.feedback == -1 and logged.comment == "Too short"
+    address = client.session.headers["X-Forwarded-For"]
+    assert address not in json.dumps(logged.to_json())  # nothing identifies the reader
+    unknown = client.request("POST", "/api/feedback", json={"question_id": "0" * 32, "up": True})
+    assert unknown.status_code == 404 and "no such question" in unknown.json()["error"]
+    bad = client.request("POST", "/api/feedback", json={"question_id": question_id, "up": "yes"})
+    assert bad.status_code == 400
+
+
+def test_welcome_gives_the_owners_greeting_and_starters(client):
+    data = client.get("/api/welcome").json()
+    assert data["greeting"] == "Ask me about bees." and data["starters"] == STARTERS

@@ -1,0 +1,194 @@
+"""The widget on a blog, end to end: a static "blog" on one loopback port with the widget's tag pointing
+at Inkwell (`streamlit run server.py`) on another, so the browser's CORS check is real; Debian's headless
+Chromium driven by Playwright, as a reader would: open the panel, ask, read the answer and its sources,
+move to another page of the blog and find the conversation still there. A blog on an origin the owner
+did not list is refused, and a post whose title and text hold HTML runs nothing."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+from core.answer.owner import save_owner
+from core.config import Settings
+from core.ingest import ingest_posts
+from core.models import Block, Post
+from core.store import Store
+from tests.conftest import BEES
+from tests.e2e_support import AppServer, app_environ, free_port, streamlit_server
+
+pytestmark = pytest.mark.browser
+
+GREETING = "Ask me about bees."
+STARTERS = ["When does swarming season start?", "How often are mites counted?", "Why keep bees?"]
+TIMEOUT = 90_000  # ms: the first question loads the embedding model on a loaded 2-core machine
+HOSTILE_TITLE = 'Smoke <img src=x onerror="window.__pwned = 1">'
+HOSTILE = [
+    'A smoker calms the bees <img src=x onerror="window.__pwned = 2"> before the hive is opened.',
+    "Cool smoke from pine needles <script>window.__pwned = 3</script> works best in the smoker.",
+]
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def blog(folder: Path, widget_src: str, port: int | None = None) -> Iterator[str]:
+    """A static blog of two pages, each with the widget's tag, served from `folder` on 127.0.0.1."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, title, body in (
+        ("index.html", "Home", "<p>A blog about bees.</p>"),
+        ("other.html", "Another post", "<p>Another post.</p>"),
+        ("bees.html", "On Bees", "".join(f"<p>{p}</p>" for p in BEES)),  # the post itself
+    ):
+        (folder / name).write_text(
+            f"<!doctype html><html><head><title>{title}</title></head><body><h1>{title}</h1>{body}"
+            f'<a id="next" href="other.html">Another post</a>'
+            f'<script src="{widget_src}" defer data-title="Ask the beekeeper"></script></body></html>'
+        )
+    handler = lambda *a, **kw: _Quiet(*a, directory=str(folder), **kw)  # noqa: E731
+    httpd = ThreadingHTTPServer(("127.0.0.1", port or 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def blog_port() -> int:
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def inkwell(tmp_path_factory: pytest.TempPathFactory, embedder, blog_port: int) -> Iterator[AppServer]:
+    data_dir = tmp_path_factory.mktemp("widget") / "db"
+    settings = Settings.load({"data_dir": data_dir, "chunk_tokens": 30}, environ={})
+    posts = [
+        Post(
+            "bees",
+            "On Bees",
+            [Block(p) for p in BEES],
+            raw="\n\n".join(BEES),
+            source="bees.txt",
+            url=f"http://127.0.0.1:{blog_port}/bees.html",
+        ),
+        Post(
+            "smoke", HOSTILE_TITLE, [Block(p) for p in HOSTILE], raw="\n\n".join(HOSTILE), source="smoke.txt"
+        ),
+    ]
+    assert ingest_posts(posts, settings, store=Store(data_dir), embedder=embedder).ok
+    save_owner(Store(data_dir), {"greeting": GREETING, "starters": STARTERS})
+    env = app_environ(
+        INKWELL_DATA_DIR=str(data_dir),
+        INKWELL_CHUNK_TOKENS="30",
+        INKWELL_ALLOWED_ORIGINS=f"http://127.0.0.1:{blog_port}",
+        INKWELL_ROUTING="off",
+    )
+    with streamlit_server(tmp_path_factory.mktemp("widget-server"), env, script="server.py") as server:
+        yield server
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    context.set_default_timeout(TIMEOUT)
+    page = context.new_page()
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def ask(page, question: str) -> str:
+    """Open the panel if needed, ask, and return the last answer's text once it is complete."""
+    if page.get_by_role("dialog").is_hidden():
+        page.get_by_role("button", name="Ask", exact=True).first.click()
+    before = page.locator("p.a").count()
+    box = page.get_by_role("textbox", name="Your question")
+    box.fill(question)
+    box.press("Enter")
+    answer = page.locator("p.a").nth(before)
+    answer.wait_for()
+    page.wait_for_function(
+        "el => el.textContent && el.textContent !== 'Writing…'", arg=answer.element_handle(), timeout=TIMEOUT
+    )
+    page.wait_for_function("() => !document.querySelector('[data-inkwell]').shadowRoot"
+                           ".querySelector('form button').disabled")  # fmt: skip
+    return answer.inner_text()
+
+
+def test_a_reader_asks_on_the_blog_and_keeps_the_conversation_across_pages(
+    page, inkwell, blog_port, tmp_path
+):
+    with blog(tmp_path / "blog", f"{inkwell.url}/widget.js", blog_port) as site:
+        page.goto(site)
+        text = ask(page, "When does swarming season start?")
+        assert "Swarming season starts in May." in text
+        lines = [line.strip() for line in text.split("\n") if line.strip() and not line.startswith("From ")]
+        assert lines and all(any(line in p for p in BEES) for line in lines), text  # verbatim
+        assert page.get_by_role("listitem").filter(has_text="On Bees").count() >= 1  # the source
+        page.get_by_role("button", name="Helpful", exact=True).click()  # the reader's thumbs up
+        page.get_by_text("Thank you: the author will see this.").wait_for()
+        # The source opens the post on the blog at the quoted sentences (a text fragment).
+        href = page.get_by_role("link", name="On Bees").first.get_attribute("href")
+        assert href.startswith(f"{site}/bees.html#:~:text=")
+        directives = href.split(":~:", 1)[1].split("&")
+        quoted = [[unquote(piece) for piece in d.removeprefix("text=").split(",")] for d in directives]
+        page.goto(href)
+        body = page.locator("body").inner_text()
+        assert all(piece in body for directive in quoted for piece in directive), (href, body)
+        assert ["Swarming season starts in May."] in quoted
+        page.go_back()
+        declined = ask(page, "Who won the football world cup in 2018?")
+        assert declined.startswith("I haven't written about that")
+        assert page.get_by_text("The closest posts:").count() == 1
+        page.locator("#next").click()  # another page of the blog
+        page.wait_for_url("**/other.html")
+        assert page.get_by_role("dialog").is_visible()  # still open, and the conversation with it
+        assert page.get_by_text("When does swarming season start?").count() == 1
+        assert page.locator("p.a").count() == 2
+
+
+def test_a_post_holding_html_runs_nothing_in_the_widget(page, inkwell, blog_port, tmp_path):
+    with blog(tmp_path / "blog", f"{inkwell.url}/widget.js", blog_port) as site:
+        page.goto(site)
+        text = ask(page, "How does a smoker calm the bees before the hive is opened?")
+        assert "<img src=x onerror=" in text  # shown as text
+        assert page.get_by_role("listitem").filter(has_text="<img src=x").count() >= 1  # the title, as text
+        assert page.evaluate("window.__pwned") is None
+        assert (
+            page.locator("[data-inkwell]").evaluate(
+                "h => h.shadowRoot.querySelectorAll('img, script').length"
+            )
+            == 0
+        )
+
+
+def test_a_blog_the_owner_did_not_list_is_refused(page, inkwell, tmp_path):
+    with blog(tmp_path / "elsewhere", f"{inkwell.url}/widget.js") as site:  # another port: not listed
+        page.goto(site)
+        text = ask(page, "When does swarming season start?")
+        assert "Swarming" not in text
+        assert page.locator("p.a").count() == 1
+
+
+def test_the_owners_starter_questions_ask_in_one_click(page, inkwell, blog_port, tmp_path):
+    with blog(tmp_path / "blog", f"{inkwell.url}/widget.js", blog_port) as site:
+        page.goto(site)
+        page.get_by_role("button", name="Ask", exact=True).first.click()
+        page.get_by_text(GREETING).wait_for()
+        page.get_by_role("button", name=STARTERS[0]).click()
+        answer = page.locator("p.a").first
+        page.wait_for_function("el => el.textContent.includes('May')", arg=answer.element_handle())
+        assert page.get_by_role("button", name=STARTERS[1]).count() == 0  # the starters make way

@@ -1,0 +1,123 @@
+"""The calibrated relevance bar (core/evaluate/calibrate.py, `inkwell calibrate`), held to set-level
+figures on the sets it was calibrated on: the demo questions and data/calibration/ (written over the demo
+posts for this). The held-out sets are never used here: they are only reported (docs/answers.md, docs/models.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from core.evaluate import load_queries
+from core.evaluate.calibrate import TARGET_ON_TOPIC_DECLINES, calibrate_bar, collect, tally
+from core.profiles import PROFILES_DIR_ENV, Bar, ModelProfile, load_profile, profile_for, save_profile
+from tests.cli_support import corpus, run  # noqa: F401  (fixture)
+from tests.conftest import DEMO, ROOT
+
+EVAL = DEMO / "eval"
+CALIBRATION = ROOT / "data" / "calibration"
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@pytest.fixture(scope="module")
+def samples(demo_table, embedder):
+    """The bar's signals for the demo and calibration questions (MiniLM, hybrid), on the demo table."""
+    settings, store = demo_table
+    on = load_queries(EVAL / "queries.jsonl") + load_queries(CALIBRATION / "questions.jsonl")
+    off = load_queries(EVAL / "offtopic.jsonl") + load_queries(CALIBRATION / "offtopic.jsonl")
+    return collect(on, off, settings, store=store, embedder=embedder)
+
+
+def test_the_shipped_bar_declines_few_answerable_and_most_off_topic_questions(samples):
+    """The thresholds of #25 on the calibration sets: at most 3% of the answerable questions in the
+    posts' language declined, and at least 95% of the English off-topic ones (69 of 70 when calibrated,
+    with missing words looked for by meaning), 9 of the 10 in other languages ("Quelle est la population
+    de Paris ?" shares "population" with the posts and passes, as it did with the bar before)."""
+    bar = profile_for(MINILM).bar
+    same = tally([s for s in samples if not s.signals.other_language], bar)
+    assert same.on_topic >= 60 and same.off_topic >= 60
+    assert same.on_rate <= TARGET_ON_TOPIC_DECLINES, same
+    assert same.off_rate >= 0.95, same
+    other = tally([s for s in samples if s.signals.other_language and not s.on_topic], bar)
+    assert other.off_topic >= 10 and other.off_rate >= 0.9, other
+
+
+def test_the_shipped_bar_is_what_calibration_computes_from_its_sets(samples):
+    """The MiniLM profile's bar is the command's result on the English sets it names, not a hand edit."""
+    profile = profile_for(MINILM)
+    english = [s for s in samples if not s.signals.other_language]
+    result = calibrate_bar(english, profile.bar)
+    assert result.met_target
+    assert dataclasses.replace(result.bar, cross_language=profile.bar.cross_language) == profile.bar
+    assert profile.calibration["same_language"]["on_topic"] >= 60
+
+
+def test_words_found_by_meaning_decline_more_off_topic_questions_at_the_same_target(samples):
+    """What chose the mechanism: calibrated on the same questions, the bar that also finds missing words
+    by meaning (`word_match`) declines more off-topic questions than the best bar on words as written,
+    both within the 3% target on answerable ones."""
+    english = [s for s in samples if not s.signals.other_language]
+    as_written = [dataclasses.replace(s, signals=dataclasses.replace(s.signals, near={})) for s in english]
+    start = Bar(0.6, 0.3, 0.0, 0.05)
+    by_meaning, by_form = calibrate_bar(english, start), calibrate_bar(as_written, start)
+    assert by_meaning.met_target and by_form.met_target
+    assert by_meaning.same_language.off_declined >= by_form.same_language.off_declined + 3, (
+        by_meaning.same_language,
+        by_form.same_language,
+    )
+
+
+def test_calibration_declines_at_most_the_target_and_keeps_a_margin(samples):
+    """On any set, the chosen bar meets the target when some bar does, and of the bars that tie it is
+    the middle one: moving a threshold by one grid step either way changes neither count."""
+    english = [s for s in samples if not s.signals.other_language]
+    result = calibrate_bar(english, Bar(0.6, 0.3, 0.0, 0.05))
+    assert result.same_language.on_declined <= int(TARGET_ON_TOPIC_DECLINES * result.same_language.on_topic)
+    assert result.tied >= 1
+    loose = tally(english, Bar(0.95, 0.2, 1.0, 0.05))  # answers nearly everything
+    assert result.same_language.off_declined > loose.off_declined
+
+
+def test_calibrate_writes_the_profile_of_a_registered_model(corpus, tmp_path, monkeypatch):  # noqa: F811
+    """`inkwell calibrate --write` computes the bar from the sets and writes it into the profile the
+    registry names (here one of the user's own, replacing MiniLM's for this test only)."""
+    own = tmp_path / "profiles"
+    save_profile(ModelProfile(MINILM, Bar(0.9, 0.9, 0.0, 0.05)), own / "minilm.json")
+    entry = {"model_id": MINILM, "backend": "sentence-transformers", "profile": "minilm.json"}
+    (own / "registry.json").write_text(json.dumps({"models": [entry]}))
+    monkeypatch.setenv(PROFILES_DIR_ENV, str(own))
+    on, off = tmp_path / "on.jsonl", tmp_path / "off.jsonl"
+    on.write_text(
+        '{"id": "q1", "text": "Which tomatoes split in wet Augusts?"}\n'
+        '{"id": "q2", "text": "What does the compost heap take?"}\n'
+    )
+    off.write_text(
+        '{"id": "o1", "text": "Who won the 2018 football world cup?"}\n{"id": "o2", "text": "qwerty"}\n'
+    )
+    args = ("calibrate", "--posts", str(corpus), "--queries", str(on), "--off-topic", str(off))
+    result = run(*args, "--write", "--json", data_dir=tmp_path / "db")
+    assert result.exit_code == 0, result.output
+    written = load_profile(own / "minilm.json")
+    assert written.bar != Bar(0.9, 0.9, 0.0, 0.05)  # the questions are answered under the new bar
+    assert written.calibration["same_language"]["on_topic_declined"] == 0
+    assert written.calibration["same_language"]["off_topic_declined"] == 2
+    assert (
+        json.loads(result.output.splitlines()[-1])["bar"]
+        == json.loads((own / "minilm.json").read_text())["bar"]
+    )
+
+
+def test_calibrate_refuses_to_write_for_a_model_nobody_registered(corpus, tmp_path):  # noqa: F811
+    on = tmp_path / "on.jsonl"
+    on.write_text('{"id": "q1", "text": "Which tomatoes split?"}\n')
+    folder = tmp_path / "not-a-model"
+    folder.mkdir()
+    result = run(
+        "calibrate", "--model", str(folder), "--posts", str(corpus), "--queries", str(on),
+        "--off-topic", str(on), "--write", data_dir=tmp_path / "db",
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert "no registry entry" in result.output and "Traceback" not in result.output
+    assert not Path(folder, "registry.json").exists()

@@ -1,0 +1,385 @@
+"""The `inkwell` command line over real tables in a temp dir."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from core.cli import main
+from tests import cli_support
+from tests.cli_support import run
+from tests.conftest import write
+
+HIT_KEYS = {
+    "post_id",
+    "title",
+    "collection",
+    "chunk_id",
+    "section",
+    "text",
+    "keywords",
+    "relevance",
+    "rank",
+    "url",
+}
+
+corpus = cli_support.corpus  # the fixture: three files in a folder
+
+
+def test_ingest_search_and_idempotence(corpus, tmp_path):
+    db = tmp_path / "db"
+    first = run("ingest", str(corpus), "--json", data_dir=db)
+    assert first.exit_code == 0, first.output
+    report = json.loads(first.stdout)
+    assert report["new"] == 3 and report["failed"] == 0 and report["chunks_embedded"] >= 3
+
+    again = json.loads(run("ingest", str(corpus), "--json", data_dir=db).stdout)
+    assert again["unchanged"] == 3 and again["chunks_embedded"] == 0
+
+    found = run("search", "which tomatoes split?", "--json", "--k", "2", data_dir=db)
+    out = json.loads(found.stdout)
+    assert out["query"] == "which tomatoes split?"
+    assert 1 <= len(out["hits"]) <= 2
+    assert set(out["hits"][0]) == HIT_KEYS
+    assert out["hits"][0]["post_id"] == "garden" and out["hits"][0]["section"] == "Tomatoes"
+    assert out["hits"][0]["rank"] == 1 and 0 < out["hits"][0]["relevance"] <= 1
+
+
+def test_batch_search_prints_one_json_line_per_query(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    queries = write(
+        tmp_path / "q.jsonl", '{"id": "a", "text": "tea temperature"}\n{"id": "b", "text": "sleeper train"}\n'
+    )
+    result = run("search", "--queries", str(queries), "--k", "1", "--json", data_dir=db)
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["id"] for line in lines] == ["a", "b"]
+    assert [line["hits"][0]["post_id"] for line in lines] == ["tea", "trains"]
+
+
+def test_collection_filter(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    out = json.loads(run("search", "tomatoes", "--collection", "notes", "--json", data_dir=db).stdout)
+    assert {h["collection"] for h in out["hits"]} == {"notes"}
+
+
+def test_posts_list_pipes_into_delete(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    ids = run("posts", "list", "--ids", data_dir=db).stdout
+    assert sorted(ids.split()) == ["garden", "tea", "trains"]
+    listing = run("posts", "list", data_dir=db).stdout
+    garden_line = next(line for line in listing.splitlines() if line.startswith("garden\t"))
+    deleted = run("posts", "delete", data_dir=db, input=garden_line + "\n")
+    assert "deleted 1 post" in deleted.stdout
+    assert sorted(run("posts", "list", "--ids", data_dir=db).stdout.split()) == ["tea", "trains"]
+
+
+def test_chunks_list_and_show_with_embedded_text(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    rows = [
+        json.loads(line)
+        for line in run("chunks", "list", "--post", "garden", "--json", data_dir=db).stdout.splitlines()
+    ]
+    assert [r["section"] for r in rows] == ["Tomatoes", "Compost"]
+    shown = json.loads(run("chunks", "show", rows[1]["chunk_id"], data_dir=db).stdout)
+    assert shown["embedded_text"].startswith("[SECTION: Compost] The compost heap")
+    assert "vector" not in shown
+    missing = run("chunks", "show", "nope#9", data_dir=db)
+    assert missing.exit_code == 1 and "no chunk with id 'nope#9'" in missing.output
+
+
+def test_export_import_round_trip(corpus, tmp_path):
+    db, other = tmp_path / "db", tmp_path / "db2"
+    run("ingest", str(corpus), data_dir=db)
+    target = tmp_path / "chunks.json"
+    assert "exported" in run("export", str(target), data_dir=db).stdout
+    items = json.loads(target.read_text())
+    assert {"id", "text", "source", "section", "keywords"} <= set(items[0])
+
+    imported = json.loads(run("import", str(target), "--json", data_dir=other).stdout)
+    assert imported["new"] == 3 and imported["failed"] == 0
+
+    def snapshot(data_dir: Path) -> list[tuple]:
+        rows = [json.loads(x) for x in run("chunks", "list", "--json", data_dir=data_dir).stdout.splitlines()]
+        return sorted(
+            (r["chunk_id"], r["post_id"], r["text"], r["section"], tuple(r["keywords"])) for r in rows
+        )
+
+    assert snapshot(other) == snapshot(db)
+    again = json.loads(run("import", str(target), "--json", data_dir=other).stdout)
+    assert again["unchanged"] == 3 and again["chunks_embedded"] == 0
+
+
+def test_bad_files_fail_loudly_but_keep_the_rest(corpus, tmp_path):
+    db = tmp_path / "db"
+    (corpus / "broken.json").write_text("[{not json", encoding="utf-8")
+    result = run("ingest", str(corpus), data_dir=db)
+    assert result.exit_code == 1
+    assert "broken.json" in result.stderr
+    assert sorted(run("posts", "list", "--ids", data_dir=db).stdout.split()) == ["garden", "tea", "trains"]
+
+
+def test_eval_reports_the_metrics(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    queries = write(
+        tmp_path / "q.jsonl", '{"id": "q1", "text": "green tea"}\n{"id": "q2", "text": "compost heap"}\n'
+    )
+    qrels = write(tmp_path / "r.tsv", "query_id\tdoc_id\tscore\nq1\ttea\t1\nq2\tgarden\t1\n")
+    out = json.loads(
+        run("eval", "--queries", str(queries), "--qrels", str(qrels), "--json", data_dir=db).stdout
+    )
+    assert out["means"]["recall@10"] == 1.0
+    assert out["means"]["mrr@10"] == 1.0
+    table = run("eval", "--queries", str(queries), "--qrels", str(qrels), data_dir=db).stdout
+    assert "nDCG@10" in table
+
+
+def test_search_mode_finds_keywords_and_shows_why(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    out = json.loads(run("search", "Brandywines", "--mode", "fts", "--json", data_dir=db).stdout)
+    assert [h["section"] for h in out["hits"]] == ["Tomatoes"]  # the only chunk with the word
+    assert set(out["hits"][0]) == HIT_KEYS and out["hits"][0]["relevance"] == 1.0
+    human = run("search", "Brandywines", "--mode", "hybrid", data_dir=db).stdout
+    first = human.splitlines()[:2]
+    assert "The Garden — Tomatoes" in first[0]
+    assert "dense #" in first[1] and "keyword #1" in first[1]
+    bad = run("search", "tea", "--mode", "bm25", data_dir=db)
+    assert bad.exit_code == 2 and "bm25" in bad.output
+
+
+def test_eval_compares_modes_side_by_side(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    queries = write(
+        tmp_path / "q.jsonl", '{"id": "q1", "text": "Brandywines"}\n{"id": "q2", "text": "sleeper"}\n'
+    )
+    qrels = write(tmp_path / "r.tsv", "q1\tgarden\t1\nq2\ttrains\t1\n")
+    args = ["eval", "--queries", str(queries), "--qrels", str(qrels)]
+    table = run(*args, "--mode", "dense,fts", "--mode", "hybrid", data_dir=db).stdout.splitlines()
+    assert table[0].split()[0] == "config" and len(table) == 5
+    rows = {line.split()[0]: line.split() for line in table[2:]}
+    assert list(rows) == ["dense", "fts", "hybrid"]
+    assert rows["fts"][1] == "2/2" and rows["fts"][2] == "1.000"  # recall@10 of exact keywords
+    reports = [
+        json.loads(line)
+        for line in run(*args, "--mode", "fts,hybrid", "--json", data_dir=db).stdout.splitlines()
+    ]
+    assert [r["name"] for r in reports] == ["fts", "hybrid"]
+    assert all(r["means"]["mrr@10"] == 1.0 for r in reports)
+    bad = run(*args, "--mode", "dense,sparse", data_dir=db)
+    assert bad.exit_code == 2 and "'sparse' is not one of dense, fts, hybrid" in bad.output
+
+
+def test_info_and_clear_errors(tmp_path):
+    info = json.loads(run("info", "--json", data_dir=tmp_path / "db").stdout)
+    assert info["posts"] == 0 and info["chunks"] == 0
+    assert "built-in" in info["answer_model"]
+    assert (info["eval_tables"], info["eval_tables_mb"], info["llm_cached_replies"]) == (0, 0, 0)
+    assert not (tmp_path / "db" / "llm_cache.sqlite").exists()  # info creates no cache file
+    usage = CliRunner().invoke(main, ["search", "--data-dir", str(tmp_path / "db")])
+    assert usage.exit_code == 2 and "either a QUESTION or --queries" in usage.output
+
+
+def test_installed_entry_point_runs():
+    exe = Path(sys.executable).with_name("inkwell")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "core.cli"]
+    result = subprocess.run([*cmd, "--help"], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0
+    for name in ("ingest", "search", "ask", "posts", "chunks", "export", "import", "eval"):
+        assert name in result.stdout
+
+
+def test_ask_shows_whole_supported_sentences_only_in_strict_mode(corpus, tmp_path, monkeypatch):
+    """A scripted OpenAI-compatible server copies a header, invents a farm and a year, and runs out of
+    tokens mid-sentence: `inkwell ask` with INKWELL_GROUNDING=strict prints none of it."""
+    from tests.servers import ScriptedOpenAIServer
+
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    reply = (
+        "[The Garden — Tomatoes | relevance=0.8123]\nI grow six kinds of tomatoes against the south wall. "
+        "I bought the seeds from Hollow Creek Farm in 1998. The Brandywines split in wet Aug"
+    )
+    with ScriptedOpenAIServer() as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "INKWELL_GROUNDING": "strict", "INKWELL_MAX_RETRIES": "0"}
+        for name, value in {**env, "INKWELL_TRANSLATE_QUESTION": "off", "INKWELL_ROUTING": "off"}.items():
+            monkeypatch.setenv(name, value)
+        server.chat(reply, finish_reason="length")
+        out = json.loads(run("ask", "Which tomatoes do you grow?", "--json", data_dir=db).stdout)
+        server.chat(reply, finish_reason="length")
+        shown = run("ask", "Which tomatoes do you grow?", data_dir=db)
+    assert out["answer"] == "I grow six kinds of tomatoes against the south wall."
+    assert out["truncated"] and out["grounding_mode"] == "strict"
+    assert [d["sentence"] for d in out["dropped"]] == ["I bought the seeds from Hollow Creek Farm in 1998."]
+    assert out["dropped"][0]["unknown_details"] == ["1998", "creek", "farm", "hollow"]
+    assert shown.stdout.startswith("I grow six kinds of tomatoes against the south wall.\n")
+    for hidden in ("relevance", "Hollow", "Aug"):
+        assert hidden not in shown.stdout
+    assert "left out, not found in the excerpts: I bought the seeds" in shown.stderr
+    assert "it ends at its last complete sentence" in shown.stderr
+
+
+@pytest.mark.llm
+def test_ask_answers_with_the_builtin_model_and_cites_posts(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    question = "How warm should the water be for green tea?"
+    result = run("ask", question, "--answer-mode", "generative", "--json", data_dir=db)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["answer"].strip() and out["answer_mode"] == "generative"
+    assert out["builtin_model"] is True and "built-in" in out["model"]
+    context_posts = {c["post_id"] for c in out["context"]}
+    assert out["sources"] and {s["post_id"] for s in out["sources"]} <= context_posts
+    assert out["context"][0]["post_id"] == "tea"
+    grounding = out["grounding"]
+    assert grounding["sentences"] and {"sentence", "supported", "chunk_ids"} <= set(grounding["sentences"][0])
+    judged = [g for g in grounding["sentences"] if g["judged"]]
+    if judged:
+        expected = sum(g["supported"] for g in judged) / len(judged)
+        assert grounding["supported_fraction"] == pytest.approx(expected, abs=1e-4)  # JSON keeps 4 places
+
+
+def test_ask_quotes_the_author_by_default_and_names_each_sentences_post(corpus, tmp_path, monkeypatch):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    monkeypatch.setenv("INKWELL_ROUTING", "off")
+    out = json.loads(run("ask", "Which tomatoes split in wet Augusts?", "--json", data_dir=db).stdout)
+    assert out["answer_mode"] == "extractive" and out["model"] is None and out["builtin_model"] is False
+    context = {c["chunk_id"]: c for c in out["context"]}
+    assert out["sentences"]
+    for sentence in out["sentences"]:
+        chunk = context[sentence["chunk_id"]]
+        assert sentence["post_id"] == chunk["post_id"] == "garden"
+        assert sentence["text"] in chunk["text"]  # verbatim
+        assert sentence["text"] in out["answer"]
+    assert "The Brandywines split in wet Augusts." in out["answer"]
+    assert out["answer"].startswith("From *The Garden*:")
+    shown = run("ask", "Which tomatoes split in wet Augusts?", data_dir=db)
+    assert "no model wrote them" in shown.stderr and "The Garden (garden)" in shown.stdout
+
+
+def test_ask_says_what_the_author_has_not_written_about(corpus, tmp_path):
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    for mode in ("extractive", "generative"):  # no model is called for an off-topic question
+        out = json.loads(
+            run(
+                "ask", "Who won the 2018 football world cup?", "--answer-mode", mode, "--json", data_dir=db
+            ).stdout
+        )
+        assert out["answer_mode"] == "none" and out["sentences"] == [] and out["sources"] == []
+        assert out["answer"] == "I haven't written about that, so I can't answer it from my posts."
+        assert 1 <= len(out["suggestions"]) <= 3 and out["relevance_bar"]["answer"] is False
+    german = run("ask", "Wer hat die Fußball-Weltmeisterschaft 2018 gewonnen?", "--json", data_dir=db)
+    assert json.loads(german.stdout)["answer"].startswith("Fragen auf Deutsch kann ich noch nicht lesen")
+
+
+def test_a_question_the_model_cannot_read_is_told_so_in_its_language(corpus, tmp_path):
+    """English posts, the English-only MiniLM, a Turkish question, no model to translate it: never "I
+    haven't written about that" (a guess), but the language reply in Turkish, and a note for the owner."""
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    question = "Arılar ilkbaharda neden sürü oluşturur ve arıcı bu konuda ne yapmalıdır?"
+    result = run("ask", question, "--json", "--answer-mode", "extractive", data_dir=db)
+    out = json.loads(result.stdout)
+    assert out["answer"] == "Türkçe soruları henüz okuyamıyorum; lütfen İngilizce sorun."
+    assert out["answer_mode"] == "none" and out["suggestions"] == []
+    assert "multilingual-e5-small" in out["owner_note"] and "Turkish" in out["owner_note"]
+    english = json.loads(run("ask", "Who won the 2018 football world cup?", "--json", data_dir=db).stdout)
+    assert "owner_note" not in english  # an English question the posts do not answer: the usual reply
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "{q}"],
+        ["search", "{q}", "--json"],
+        ["route", "{q}"],
+        ["posts", "--about", "{q}"],
+    ],
+)
+def test_questions_over_the_limit_are_refused_before_any_work(tmp_path, monkeypatch, args):
+    db = tmp_path / "never-created"
+    long = "why? " * 4000  # 20,000 characters, as a reader once pasted
+    result = run(*[a.replace("{q}", long) for a in args], data_dir=db)
+    assert result.exit_code == 2, result.output
+    assert "This question is 19,999 characters long, and questions are limited to 1,000" in result.output
+    assert "max_question_chars" in result.output
+    assert not db.exists()  # nothing was opened, embedded or searched
+    empty = run(*[a.replace("{q}", "   ") for a in args], data_dir=db)
+    assert empty.exit_code == 2 and "The question is empty" in empty.output
+    monkeypatch.setenv("INKWELL_MAX_QUESTION_CHARS", "20")
+    short = run(*[a.replace("{q}", "a question of 21 char") for a in args], data_dir=db)
+    assert "21 characters long, and questions are limited to 20" in short.output
+
+
+def test_clean_frees_eval_tables_and_old_llm_replies_and_nothing_else(corpus, tmp_path):
+    import sqlite3
+
+    from core.llm import LLMCache
+
+    db = tmp_path / "db"
+    assert run("ingest", str(corpus), data_dir=db).exit_code == 0
+    queries, qrels = tmp_path / "q.jsonl", tmp_path / "qrels.tsv"
+    queries.write_text('{"id": "q1", "text": "which tomatoes split?"}\n', encoding="utf-8")
+    qrels.write_text("q1\tgarden\t1\n", encoding="utf-8")
+    evaluate = ("eval", "--queries", str(queries), "--qrels", str(qrels), "--chunk-tokens", "150")
+    assert run(*evaluate, data_dir=db).exit_code == 0
+    scratch = [p for p in (db / "eval-tables").iterdir() if p.is_dir()]
+    assert len(scratch) == 1
+    with LLMCache(db) as cache:
+        cache.put("old", model="m", task="keywords", reply="[]")
+        cache.put("new", model="m", task="keywords", reply="[]")
+        cache.save_rewrite(
+            "garden", source_hash="h", original="a", rewritten="b", changes=[], status="accepted", model="m"
+        )
+        path = cache.path
+    with sqlite3.connect(path) as raw:  # a reply cached long ago
+        raw.execute("UPDATE responses SET created = '2020-01-01T00:00:00+00:00' WHERE key = 'old'")
+    before = json.loads(run("info", "--json", data_dir=db).stdout)
+    assert (before["eval_tables"], before["llm_cached_replies"]) == (1, 2) and before["eval_tables_mb"] > 0
+
+    dry = json.loads(run("clean", "--older-than", "0", "--dry-run", "--json", data_dir=db).stdout)
+    assert [t["path"] for t in dry["eval_tables"]] == [str(scratch[0])] and dry["llm_replies"] == 2
+    assert scratch[0].is_dir()
+    with LLMCache(db) as cache:
+        assert cache.count() == 2
+
+    default = json.loads(run("clean", "--json", data_dir=db).stdout)  # 90 days: the old reply only
+    assert default["eval_tables"] == [] and default["llm_replies"] == 1 and scratch[0].is_dir()
+    everything = run("clean", "--older-than", "0", data_dir=db)
+    assert everything.exit_code == 0
+    assert (
+        "Removed 1 evaluation table (" in everything.stdout and "and 1 cached LLM reply." in everything.stdout
+    )
+    assert not scratch[0].exists()
+    with LLMCache(db) as cache:
+        assert (
+            cache.count() == 0 and cache.get_rewrite("garden").rewritten == "b"
+        )  # the author's decision stays
+    after = json.loads(run("info", "--json", data_dir=db).stdout)
+    assert (after["eval_tables"], after["eval_tables_mb"], after["llm_cached_replies"]) == (0, 0, 0)
+    kept = ("posts", "chunks", "collections", "table_embedding_model")
+    assert {k: after[k] for k in kept} == {k: before[k] for k in kept}
+    assert run(*evaluate, data_dir=db).exit_code == 0  # the next comparison builds its table again
+    assert run("clean", "--older-than", "-1", data_dir=db).exit_code == 2
+    fresh = tmp_path / "fresh"
+    assert json.loads(run("clean", "--dry-run", "--json", data_dir=fresh).stdout)["llm_replies"] == 0
+    assert not (fresh / "llm_cache.sqlite").exists()  # a dry run on a new data dir writes nothing
+
+
+def test_scratch_tables_on_object_storage_are_not_listed():
+    from core.evaluate.scratch import scratch_dir, scratch_tables
+
+    assert scratch_dir("s3://bucket/blog") is None and scratch_tables("s3://bucket/blog") == []

@@ -1,0 +1,122 @@
+"""The Settings page and the chat's starter questions through AppTest: the owner changes the persona and the
+starter questions, and a reader's session that was open before gets, on its next run, the new starters
+and a generated answer sent the new system prompt (recorded by a scripted model server on 127.0.0.1), in
+the same process: no restart. A reader cannot open Settings. Real pages, real LanceDB, the real embedder.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from core.answer.owner import load_owner
+from core.store import Store
+from tests.conftest import button, open_app, shown, texts
+from tests.servers import ScriptedOpenAIServer
+
+pytestmark = pytest.mark.usefixtures("corpus")  # three small posts: bees, bread, walks
+
+PASSWORD = "pw"
+PERSONA = "You are {author_name}. Answer in one short sentence, from the excerpts only."
+STARTERS = ["When does swarming season start?", "How do you feed the starter?", "Where do you walk?"]
+ANSWER = "Swarming season starts in May."
+
+
+def unlock(at) -> None:
+    at.text_input[0].input(PASSWORD)
+    button(at, "Unlock").click().run()
+    assert not at.exception
+
+
+def owner_page():
+    at = open_app("pages/settings.py", admin_password=PASSWORD)
+    unlock(at)
+    return at
+
+
+def field(at, key: str):
+    return at.text_area(key=f"owner_{key}") if key in AREAS else at.text_input(key=f"owner_{key}")
+
+
+AREAS = {"persona_prompt", "decline_text", "greeting", "starters"}
+
+
+def test_a_reader_cannot_open_settings():
+    at = open_app("pages/settings.py", admin_password=PASSWORD)
+    assert "Changing the settings is for the site owner." in " ".join(texts(at.info))
+    assert [t.label for t in at.text_input] == ["Admin password"]
+    assert not at.text_area and not any(b.label == "Save" for b in at.button)
+
+
+def test_the_owners_persona_and_starters_reach_a_reader_without_a_restart(monkeypatch, data_dir):
+    with ScriptedOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("INKWELL_ROUTING", "off")
+        reader = open_app(admin_password=PASSWORD)  # open before the owner saves anything
+        assert not [b for b in reader.button if b.key and b.key.startswith("starter_")]
+
+        owner = owner_page()
+        field(owner, "author_name").input("Maya")
+        field(owner, "persona_prompt").input(PERSONA)
+        field(owner, "starters").input("\n".join(STARTERS))
+        field(owner, "greeting").input("Hello, I write about bees and bread.")
+        field(owner, "chat_title").input("Ask Maya about bees")
+        button(owner, "Save").click().run()
+        assert not owner.exception and not owner.error
+        assert "Saved. Readers get them with their next question." in texts(owner.success)
+        assert load_owner(Store(data_dir)).starters == tuple(STARTERS)
+
+        reader.run()  # the reader's next run: the same server process
+        assert reader.title[0].value == "Ask Maya about bees"
+        assert "Hello, I write about bees and bread." in texts(reader.chat_message[0].text)
+        offered = [b for b in reader.button if b.key and b.key.startswith("starter_")]
+        assert [b.label for b in offered] == STARTERS
+        server.chat(ANSWER)
+        offered[0].click().run()  # one click asks
+        assert not reader.exception and not reader.error
+        assert texts(reader.chat_message[0].text) == [STARTERS[0]]
+        assert reader.chat_message[1].markdown[0].value == ANSWER
+        system = server.chat_requests[-1].body["messages"][0]
+        assert system == {"role": "system", "content": PERSONA.replace("{author_name}", "Maya")}
+        assert not [b for b in reader.button if b.key and b.key.startswith("starter_")]  # asked: gone
+
+
+def test_bad_values_are_refused_with_a_clear_error_and_nothing_is_saved(data_dir):
+    at = owner_page()
+    field(at, "persona_prompt").input("You are {author}.")
+    field(at, "greeting").input("Not saved either")
+    button(at, "Save").click().run()
+    assert not at.exception
+    assert shown(at.error) == [
+        "Not saved: persona prompt: unknown placeholder {author}; it may use {author_name}, "
+        "{author_description} (or no placeholder)"
+    ]
+    field(at, "persona_prompt").input("")
+    field(at, "starters").input("Just one question?")
+    button(at, "Save").click().run()
+    assert shown(at.error) == ["Not saved: starters: give 3 to 6 different questions (or none), not 1"]
+    assert load_owner(Store(data_dir)).greeting == ""
+    assert field(at, "greeting").value == "Not saved either"  # the owner's typing is kept
+
+
+def test_suggested_starters_fill_the_field_from_the_posts():
+    at = owner_page()
+    button(at, "Suggest starter questions").click().run()
+    assert not at.exception
+    suggested = field(at, "starters").value.splitlines()
+    assert len(suggested) == 3  # one per post: the corpus has three
+    assert all(q.endswith("?") for q in suggested)
+    assert any("most central passages" in i for i in shown(at.info))
+    button(at, "Save").click().run()
+    assert not at.error
+
+
+def test_the_preview_shows_the_system_prompt_as_typed_and_the_quoted_answer():
+    at = owner_page()
+    field(at, "author_name").input("Maya")
+    field(at, "persona_prompt").input(PERSONA)
+    at.text_input(key="owner_preview_question").input("When does swarming season start?")
+    button(at, "Preview").click().run()
+    assert not at.exception and not at.error
+    assert at.code[0].value == PERSONA.replace("{author_name}", "Maya")  # unsaved, as typed
+    assert any("Swarming season starts in May." in t for t in texts(at.text))
+    assert any("No answer model is configured" in c for c in texts(at.caption))

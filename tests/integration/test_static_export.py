@@ -1,0 +1,215 @@
+"""`inkwell export --static`: what it refuses, and that the page's ports compute what the server does.
+
+The ports run in Node (installed with the page's runtime by `make static`): the page's keyword side scores
+exactly as LanceDB's full-text index, its word tables give the relevance bar's words and languages as
+core/answer/quotable.py and core/text/language.py do, and its WordPiece gives the bundled tokenizer's ids.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.config import Settings
+from core.embed.multilingual import MODEL_ID as E5
+from core.ingest import ingest_paths
+from core.publish.bundle import FTS_STOP_WORDS, bm25_index, fts_tokens, lexicon, quantize, read_corpus
+from core.publish.model import MAX_TOKENS, weights_dir
+from core.publish.site import ASSETS, runtime_dir
+from core.store import Store
+from core.text import detect_language, stemmer_for
+from core.text.words import content_words, light_words
+from tests.cli_support import run
+from tests.conftest import DEMO
+
+QUESTION_FILES = ("queries.jsonl", "heldout.jsonl", "offtopic.jsonl", "queries_de.jsonl", "queries_tr.jsonl")
+
+
+def questions() -> list[str]:
+    out = []
+    for name in QUESTION_FILES:
+        lines = (DEMO / "eval" / name).read_text(encoding="utf-8").splitlines()
+        out += [json.loads(line)["text"] for line in lines if line.strip()]
+    return out
+
+
+@pytest.fixture(scope="module")
+def projects(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
+    """The demo's five project posts, ingested."""
+    db = tmp_path_factory.mktemp("static-export") / "db"
+    report = ingest_paths(
+        [DEMO / "posts" / "projects"], Settings.load({"data_dir": db}, environ={}), embedder=embedder
+    )
+    assert report.ok, report.summary()
+    return db
+
+
+def node() -> str:
+    path = shutil.which("node")
+    if path is None or not (runtime_dir() / "wink-porter2-stemmer").is_dir():
+        message = "Node or the static runtime is missing: run `make static`"
+        if os.environ.get("CI", "").lower() in ("true", "1"):
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    return path
+
+
+def run_node(script: str, payload: dict, tmp_path: Path) -> dict:
+    """`script` (an ES module reading `input`, printing JSON) with the page's core module and stemmer."""
+    data = tmp_path / "input.json"
+    data.write_text(json.dumps(payload), encoding="utf-8")
+    stemmer = runtime_dir() / "wink-porter2-stemmer" / "src" / "wink-porter2-stemmer.js"
+    program = (
+        "import { createRequire } from 'node:module'; import { readFileSync } from 'node:fs';\n"
+        f"import * as core from {json.dumps((ASSETS / 'inkwell-core.mjs').as_uri())};\n"
+        f"const stem = createRequire(import.meta.url)({json.dumps(str(stemmer))});\n"
+        f"const input = JSON.parse(readFileSync({json.dumps(str(data))}, 'utf8'));\n{script}"
+    )
+    done = subprocess.run(
+        [node(), "--input-type=module", "-e", program], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+# Refusals ---------------------------------------------------------------------------------------------
+
+
+def test_a_multilingual_table_is_refused_naming_the_supported_model(tmp_path):
+    db = tmp_path / "db"
+    Store(db).ensure_chunks_table(E5, 384)
+    result = run("export", "--static", str(tmp_path / "site"), data_dir=db)
+    assert result.exit_code == 1
+    assert "sentence-transformers/all-MiniLM-L6-v2 only" in result.output and E5 in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "site").exists()
+
+
+def test_an_empty_data_dir_is_refused(tmp_path):
+    result = run("export", "--static", str(tmp_path / "site"), data_dir=tmp_path / "db")
+    assert result.exit_code == 1 and "ingest posts first" in result.output
+
+
+def test_a_missing_browser_runtime_names_make_static(projects, tmp_path, monkeypatch):
+    monkeypatch.setenv("INKWELL_STATIC_RUNTIME", str(tmp_path / "empty"))
+    result = run("export", "--static", str(tmp_path / "site"), data_dir=projects)
+    assert result.exit_code == 1 and "make static" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_file_is_no_static_site_folder(projects, tmp_path):
+    target = tmp_path / "chunks.json"
+    target.write_text("keep me", encoding="utf-8")
+    result = run("export", "--static", str(target), data_dir=projects)
+    assert result.exit_code == 1 and "is a file" in result.output
+    assert target.read_text(encoding="utf-8") == "keep me"
+
+
+# The data -------------------------------------------------------------------------------------------
+
+
+def test_int8_vectors_keep_their_cosines():
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(200, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ints, scales = quantize(vectors)
+    restored = ints.astype(np.float32) * scales[:, None]
+    assert ints.dtype == np.int8 and np.abs(ints).max() == 127
+    cosines = np.sum(restored * vectors, axis=1) / np.linalg.norm(restored, axis=1)
+    assert np.min(cosines) > 0.998
+    query = vectors[0]
+    assert np.max(np.abs(restored @ query - vectors @ query)) < 0.01
+
+
+def test_the_keyword_side_scores_exactly_as_lancedb(projects):
+    """BM25 over the exported statistics equals LanceDB's `_score` for every hit of every demo question."""
+    store = Store(projects)
+    corpus = read_corpus(store)
+    index = bm25_index(corpus.chunks)
+    stem = stemmer_for("en")
+    row = {c["chunk_id"]: n for n, c in enumerate(corpus.chunks)}
+    lengths = index["lengths"]
+    avgdl, total = sum(lengths) / len(lengths), len(lengths)
+    checked = 0
+    for question in questions()[:35]:
+        terms = list(dict.fromkeys(fts_tokens(question, stem)))
+        for hit in store.keyword_search(question, 50):
+            doc = row[hit["chunk_id"]]
+            score = 0.0
+            for term in terms:
+                tf = dict((d, f) for d, f in index["postings"].get(term, [])).get(doc, 0)
+                if tf:
+                    df = len(index["postings"][term])
+                    idf = np.log(1 + (total - df + 0.5) / (df + 0.5))
+                    score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * lengths[doc] / avgdl))
+            assert score == pytest.approx(hit["_score"], abs=1e-4), (question, hit["chunk_id"])
+            checked += 1
+    assert checked > 200
+
+
+def test_the_page_reads_words_and_languages_as_the_server_does(projects, tmp_path):
+    corpus = read_corpus(Store(projects))
+    asked = questions()
+    passages = [c["text"] for c in corpus.chunks[:20]]
+    out = run_node(
+        """
+        const L = core.makeLexicon(input.lexicon);
+        const sorted = (s) => [...s].sort();
+        console.log(JSON.stringify({
+          languages: input.texts.map((t) => core.detectLanguage(t, L)),
+          content: input.texts.map((t) => sorted(core.contentWords(t, L))),
+          light: input.texts.map((t) => sorted(core.lightWords(t, L))),
+          tokens: input.texts.map((t) => core.ftsTokens(t, stem, new Set(input.stop))),
+        }));
+        """,
+        {"lexicon": lexicon(corpus.chunks), "texts": asked + passages, "stop": sorted(FTS_STOP_WORDS)},
+        tmp_path,
+    )
+    texts = asked + passages
+    assert out["languages"] == [detect_language(t) for t in texts]
+    # Lemmas of words the corpus never uses may differ (simplemma's rules are not ported): compare the
+    # passages exactly, and the questions where they meet the corpus's words.
+    stem = stemmer_for("en")
+    for n, text in enumerate(texts):
+        if n >= len(asked):
+            assert out["content"][n] == sorted(content_words(text)), text
+            assert out["light"][n] == sorted(light_words(text)), text
+    corpus_words = set().union(*(content_words(p) for p in (c["text"] for c in corpus.chunks)))
+    for n, question in enumerate(asked):  # what coverage and the missing-word rule compare
+        assert set(out["content"][n]) & corpus_words == content_words(question) & corpus_words, question
+    same_count = sum(len(out["content"][n]) == len(content_words(t)) for n, t in enumerate(asked))
+    assert same_count >= 0.9 * len(asked)
+    same_tokens = sum(out["tokens"][n] == fts_tokens(t, stem) for n, t in enumerate(texts))
+    # The npm Porter2 stemmer is an older Snowball English than snowballstemmer 3 ("added": "ad", not
+    # "add"; 393 of 170,785 dictionary words differ): 121 of these 125 texts stem identically.
+    assert same_tokens >= 0.95 * len(texts)
+
+
+def test_the_pages_wordpiece_gives_the_bundled_tokenizers_ids(tmp_path):
+    from tokenizers import Tokenizer
+
+    texts = [
+        *questions(),
+        "Café déjà-vu — naïve coöperation, 東京 and emoji 🦆 in one line\tand\u200btabs",
+        "x" * 120,
+        "word " * 400,
+    ]
+    tokenizer = Tokenizer.from_file(str(weights_dir() / "tokenizer.json"))
+    tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.no_padding()
+    out = run_node(
+        "const wp = new core.WordPiece(input.tokenizer, input.max);"
+        "console.log(JSON.stringify(input.texts.map((t) => wp.encode(t))));",
+        {
+            "tokenizer": json.loads((weights_dir() / "tokenizer.json").read_text(encoding="utf-8")),
+            "max": MAX_TOKENS,
+            "texts": texts,
+        },
+        tmp_path,
+    )
+    assert out == [tokenizer.encode(t).ids for t in texts]

@@ -1,0 +1,395 @@
+"""Feeds, sitemaps and sites over real HTTP on 127.0.0.1 (tests/site_server.py), into real tables: what
+`inkwell ingest https://…` reads, what `inkwell sync` re-reads (only changed pages embedded, gone ones
+pruned), and each hostile input refused by name while the rest of the batch goes in."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from core.cli import main
+from core.ingest.web import Fetcher, ingest_url
+from core.ingest.web.fetch import USER_AGENT
+from core.ingest.web.read import read_source
+from core.store import Store
+from core.store.sources import Source, Sources
+from tests.site_server import SiteServer
+
+CONTENT_NS = "http://purl.org/rss/1.0/modules/content/"
+
+
+def page(title: str, *paragraphs: str, tags: tuple[str, ...] = ()) -> str:
+    metas = "".join(f'<meta property="article:tag" content="{t}">' for t in tags)
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return (
+        f"<!doctype html><html><head><title>{title} | My Blog</title>{metas}</head><body>"
+        f"<nav><a href='/'>Home</a> <a href='/about'>About</a></nav>"
+        f"<article><h1>{title}</h1>{body}</article><footer>© me</footer></body></html>"
+    )
+
+
+def sitemap(site: SiteServer, *paths: str) -> str:
+    urls = "".join(
+        f"<url><loc>{site.url(p)}</loc><lastmod>2024-03-0{i + 1}</lastmod></url>" for i, p in enumerate(paths)
+    )
+    return f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'
+
+
+def rss(items: str) -> str:
+    return (
+        f'<?xml version="1.0"?><rss version="2.0" xmlns:content="{CONTENT_NS}"><channel>'
+        f"<title>My Blog</title>{items}</channel></rss>"
+    )
+
+
+def run(*args: str, data_dir: Path):
+    return CliRunner().invoke(main, [*args, "--data-dir", str(data_dir)], catch_exceptions=False)
+
+
+def stored(data_dir: Path) -> dict[str, dict]:
+    store = Store(data_dir)
+    rows = store.posts.search().limit(1000).to_list()
+    return {r["post_id"]: r for r in rows}
+
+
+# Feeds ----------------------------------------------------------------------------------------------------
+
+
+def test_rss_full_content_and_atom_summaries_become_posts(settings, embedder):
+    with SiteServer() as site:
+        site.add(
+            "/feed.xml",
+            rss(
+                f"<item><title>Planing Oak</title><link>{site.url('/2024/03/planing-oak/')}</link>"
+                "<pubDate>Tue, 05 Mar 2024 10:00:00 +0000</pubDate><category>wood</category>"
+                "<category>tools</category><description>Short teaser.</description>"
+                "<content:encoded><![CDATA[<p>I plane oak with a number five jack plane, across the grain "
+                "first.</p><p>Then along it, with the iron set fine.</p>]]></content:encoded></item>"
+                f"<item><title>Glue Ups</title><link>{site.url('/glue-ups.html')}</link>"
+                "<pubDate>Wed, 06 Mar 2024 10:00:00 +0000</pubDate>"
+                "<content:encoded><![CDATA[<p>Hide glue gives me ten minutes of open time.</p>]]>"
+                "</content:encoded></item>"
+            ),
+            "application/rss+xml",
+        )
+        site.add(
+            "/atom.xml",
+            '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>A</title>'
+            f'<entry><title>Sharpening</title><link href="{site.url("/posts/sharpening/")}"/>'
+            '<updated>2024-02-01T00:00:00Z</updated><category term="edges"/><summary>Teaser only.</summary>'
+            "</entry></feed>",
+            "application/atom+xml",
+        )
+        site.page(
+            "/posts/sharpening/",
+            page(
+                "Sharpening",
+                "I sharpen on a 1000 grit water stone, then a leather strop with green compound.",
+            ),
+        )
+        first = ingest_url(site.url("/feed.xml"), settings, embedder=embedder)
+        atom = ingest_url(site.url("/atom.xml"), settings, embedder=embedder)
+        assert first.ok and atom.ok, (first.summary(), atom.summary())
+        again = ingest_url(site.url("/feed.xml"), settings, embedder=embedder)
+        feed = site.resources["/feed.xml"].body.decode()
+        newer = (
+            f"<item><title>Sawdust</title><link>{site.url('/sawdust/')}</link>"
+            "<content:encoded><![CDATA[<p>The dust extractor runs on a remote switch.</p>]]></content:encoded></item>"
+        )
+        site.add("/feed.xml", feed.replace("<item>", newer + "<item>", 1), "application/rss+xml")
+        grown = ingest_url(site.url("/feed.xml"), settings, embedder=embedder)
+
+    rows = stored(settings.data_dir)
+    oak = rows["planing-oak"]
+    assert (
+        oak["title"] == "Planing Oak"
+        and oak["date"] == "2024-03-05"
+        and list(oak["tags"]) == ["wood", "tools"]
+    )
+    assert (
+        "number five jack plane" in oak["raw"] and "Short teaser" not in oak["raw"]
+    )  # full content, not the teaser
+    assert rows["glue-ups"]["date"] == "2024-03-06"
+    sharp = rows["sharpening"]  # the feed had a summary only: the linked page's article text was read
+    assert sharp["title"] == "Sharpening" and "1000 grit water stone" in sharp["raw"]
+    assert {s.url: s.kind for s in Sources(Store(settings.data_dir)).all()} == {
+        site.url("/feed.xml"): "feed",
+        site.url("/atom.xml"): "feed",
+    }
+    assert first.read.posts[0].url == site.url("/2024/03/planing-oak/")  # Post.url filled for the store
+    # Re-reading the unchanged feed costs a 304; a grown feed embeds only its new entry.
+    assert again.read.not_modified == 1 and again.report.chunks_embedded == 0 and not again.report.outcomes
+    assert grown.report.count("unchanged") == 2 and grown.report.count("new") == 1
+    assert grown.report.chunks_embedded == rows["sawdust"]["n_chunks"]
+    assert len(rows) == 4
+
+
+# A site kept in sync ----------------------------------------------------------------------------------
+
+
+def test_sync_embeds_only_what_changed_and_prune_removes_the_gone_page(tmp_path):
+    db = tmp_path / "db"
+    with SiteServer() as site:
+        site.add(
+            "/robots.txt",
+            f"User-agent: *\nDisallow: /private/\nSitemap: {site.url('/sitemap.xml')}\n",
+            "text/plain",
+        )
+        site.page("/", page("Home", "Welcome to the workshop blog."))
+        site.page(
+            "/posts/benches/", page("Benches", "My bench is a Roubo with a leg vise of ash.", tags=("wood",))
+        )
+        site.page(
+            "/posts/finishes/", page("Finishes", "I finish walnut with three coats of boiled linseed oil.")
+        )
+        site.page("/posts/clamps/", page("Clamps", "Pipe clamps are cheap and you can never have too many."))
+        site.add(
+            "/sitemap.xml",
+            sitemap(site, "/posts/benches/", "/posts/finishes/", "/posts/clamps/"),
+            "application/xml",
+        )
+
+        first = run("ingest", site.url("/"), "--json", data_dir=db)
+        assert first.exit_code == 0, first.output
+        report = json.loads(first.stdout)["sources"][0]
+        assert report["kind"] == "site" and report["report"]["new"] == 3
+        chunks_before = {p: r["n_chunks"] for p, r in stored(db).items()}
+
+        # Between the syncs: one page edited, one removed (from the sitemap, and now a 404), one added.
+        site.page(
+            "/posts/finishes/", page("Finishes", "I finish walnut with shellac now: it dries in an hour.")
+        )
+        site.remove("/posts/clamps/")
+        site.page(
+            "/posts/dovetails/", page("Dovetails", "I cut dovetails tails-first with a Japanese dozuki saw.")
+        )
+        site.add(
+            "/sitemap.xml",
+            sitemap(site, "/posts/benches/", "/posts/finishes/", "/posts/dovetails/"),
+            "application/xml",
+        )
+        seen = len(site.requests)
+
+        second = run("sync", "--json", data_dir=db)
+        assert second.exit_code == 0, second.output
+        out = json.loads(second.stdout)["sources"][0]
+        statuses = {p["post_id"]: p["status"] for p in out["report"]["posts"]}
+        assert statuses == {"finishes": "updated", "dovetails": "new"}  # benches answered 304: not even read
+        assert out["not_modified"] == 1
+        changed_chunks = stored(db)["finishes"]["n_chunks"] + stored(db)["dovetails"]["n_chunks"]
+        assert 0 < out["report"]["chunks_embedded"] <= changed_chunks
+        assert out["gone"] == [{"post_id": "clamps", "url": site.url("/posts/clamps/")}]
+        assert "clamps" in stored(db)  # named, not removed, without --prune
+        assert "gone from the source: clamps" in second.stderr
+        benches = [h for p, h in site.requests[seen:] if p == "/posts/benches/"]
+        assert benches and benches[0]["If-None-Match"] and benches[0]["User-Agent"] == USER_AGENT
+
+        pruned = run("sync", "--prune", "--json", data_dir=db)
+        assert pruned.exit_code == 0, pruned.output
+        out = json.loads(pruned.stdout)["sources"][0]
+        assert out["pruned"] and [g["post_id"] for g in out["gone"]] == ["clamps"]
+        assert out["report"]["chunks_embedded"] == 0
+        assert "removed: clamps" in pruned.stderr
+        assert set(stored(db)) == {"benches", "finishes", "dovetails"}
+        assert chunks_before["benches"] == stored(db)["benches"]["n_chunks"]
+
+    found = json.loads(run("search", "which saw cuts dovetails", "--json", "--k", "1", data_dir=db).stdout)
+    assert found["hits"][0]["post_id"] == "dovetails"
+    shellac = json.loads(run("search", "shellac dries in an hour", "--json", "--k", "1", data_dir=db).stdout)
+    assert shellac["hits"][0]["post_id"] == "finishes" and "shellac" in shellac["hits"][0]["text"]
+    listed = run("sources", "--json", data_dir=db)
+    source = json.loads(listed.stdout.splitlines()[0])
+    assert source["url"] == site.url("/") and source["ok"] and source["synced_at"] and source["posts"] == 3
+    assert run("sources", "--remove", site.url("/"), data_dir=db).exit_code == 0
+    assert run("sources", "--json", data_dir=db).stdout == "" and len(stored(db)) == 3  # posts stay
+
+
+def test_sync_every_interval_runs_again(tmp_path):
+    db = tmp_path / "db"
+    with SiteServer() as site:
+        site.page("/only-post", page("Only post", "A single page is a source too."))
+        assert run("ingest", site.url("/only-post"), data_dir=db).exit_code == 0
+        before = site.hits("/only-post")
+        started = time.monotonic()
+        looped = run("sync", "--every", "1s", "--runs", "2", data_dir=db)
+        assert looped.exit_code == 0, looped.output
+        assert site.hits("/only-post") == before + 2 and time.monotonic() - started >= 1
+        assert looped.stdout.count("0 new, 0 updated, 1 unchanged") == 2
+    bad = run("sync", "--every", "soon", data_dir=db)
+    assert bad.exit_code == 1 and "not an interval" in bad.output
+
+
+# Bad input, by name -----------------------------------------------------------------------------------------
+
+
+def _fast(site: SiteServer) -> Fetcher:
+    return Fetcher("127.0.0.1", timeout=0.5, deadline=2.0, max_page_bytes=1024 * 1024)
+
+
+def _read(url: str, fetcher: Fetcher, **kw) -> dict[str, str]:
+    got = read_source(Source(url, "auto"), fetcher, **kw)
+    return {e.source: e.message for e in got.errors} | {
+        "posts": ",".join(sorted(p.post_id for p in got.posts))
+    }
+
+
+def test_hostile_pages_are_refused_by_name_and_the_rest_goes_in(tmp_path, settings, embedder):
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    dead_port = closed.getsockname()[1]
+    closed.close()  # nothing listens there: connection refused
+    with SiteServer() as site:
+        site.page("/good/", page("Good", "This page is fine and goes in whatever its neighbours do."))
+        site.redirect("/away/", "http://elsewhere.example/post/")
+        site.redirect("/moved/", site.url("/good2/"), status=301)
+        site.page("/good2/", page("Moved here", "A redirect on the same host is followed."))
+        site.add("/paper.pdf", b"%PDF-1.4 not html", "application/pdf")
+        site.add("/huge/", b"", stream=50 * 1024 * 1024)  # 50 MB, no Content-Length: the cap stops reading
+        site.add("/declared/", b"x", length=50 * 1024 * 1024)  # says 50 MB up front: not even read
+        site.page("/slow/", page("Slow", "Too late."), delay=3)
+        site.page("/trickle/", page("Trickle", "A byte at a time " * 400), trickle=0.4)
+        site.add(
+            "/sitemap.xml",
+            sitemap(
+                site,
+                "/good/",
+                "/away/",
+                "/moved/",
+                "/paper.pdf",
+                "/huge/",
+                "/declared/",
+                "/slow/",
+                "/trickle/",
+                "/dead/",
+            ).replace(
+                "</urlset>",
+                f"<url><loc>http://127.0.0.1:{dead_port}/x/</loc></url><url><loc>http://other.example/p</loc></url></urlset>",
+            ),
+            "application/xml",
+        )
+        fetcher = _fast(site)
+        outcome = ingest_url(site.url("/sitemap.xml"), settings, embedder=embedder, fetcher=fetcher)
+
+    errors = {e.source: e.message for e in outcome.report.errors}
+    assert sorted(p.post_id for p in outcome.read.posts) == ["good", "moved"]
+    assert outcome.report.count("new") == 2 and not outcome.ok
+    assert errors[site.url("/away/")] == "redirects to another host (elsewhere.example): refused"
+    assert errors[site.url("/paper.pdf")] == "not an HTML page (content type application/pdf): skipped"
+    assert errors[site.url("/huge/")] == "larger than the 1.0 MB limit: stopped reading"
+    assert errors[site.url("/declared/")] == "50.0 MB, over the 1.0 MB limit: not read"
+    assert errors[site.url("/slow/")] == "timed out after 0.5 s"
+    assert errors[site.url("/trickle/")].startswith("took longer than 2 s to send")
+    assert errors[site.url("/dead/")] == "HTTP 404 Not Found"
+    assert errors["http://other.example/p"].startswith("on another host (other.example)")
+    # the refused connection is on another port of 127.0.0.1: same host, so it is tried, and refused
+    assert errors[f"http://127.0.0.1:{dead_port}/x/"] == "connection refused (is the site up?)"
+    assert stored(settings.data_dir)["moved"]["title"] == "Moved here"
+
+
+def test_hostile_xml_is_refused_by_name(tmp_path):
+    laughs = (
+        '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;">'
+        '<!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;">]><rss version="2.0"><channel><title>&lol3;</title></channel></rss>'
+    )
+    external = (
+        '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY secret SYSTEM "file:///etc/passwd">]>'
+        '<rss version="2.0"><channel><title>&secret;</title></channel></rss>'
+    )
+    with SiteServer() as site:
+        site.add("/laughs.xml", laughs, "application/rss+xml")
+        site.add("/external.xml", external, "application/xml")
+        site.add(
+            "/broken.xml", '<?xml version="1.0"?><rss><channel><item><title>x</channel>', "application/xml"
+        )
+        site.add(
+            "/other.xml", '<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>', "application/xml"
+        )
+        fetcher = _fast(site)
+        assert _read(site.url("/laughs.xml"), fetcher)[site.url("/laughs.xml")] == (
+            "hostile XML refused: it declares the entity 'lol' (entity expansion is not allowed)"
+        )
+        assert _read(site.url("/external.xml"), fetcher)[site.url("/external.xml")] == (
+            "hostile XML refused: the entity 'secret' is an external resource (file:///etc/passwd), "
+            "which is never fetched"
+        )
+        assert _read(site.url("/broken.xml"), fetcher)[site.url("/broken.xml")].startswith(
+            "malformed XML: mismatched tag"
+        )
+        assert "neither a feed" in _read(site.url("/other.xml"), fetcher)[site.url("/other.xml")]
+        assert [p for p, _ in site.requests if p not in ("/robots.txt",)] == [
+            "/laughs.xml",
+            "/external.xml",
+            "/broken.xml",
+            "/other.xml",
+        ]  # nothing else was fetched: no external entity, no page
+
+
+def test_a_feed_of_ten_thousand_items_is_capped_with_a_message():
+    items = "".join(
+        f"<item><title>Post {i}</title><link>http://127.0.0.1/p/{i}</link>"
+        f"<content:encoded><![CDATA[<p>Entry number {i}.</p>]]></content:encoded></item>"
+        for i in range(10_000)
+    )
+    with SiteServer() as site:
+        site.add("/big.xml", rss(items.replace("http://127.0.0.1", site.base)), "application/rss+xml")
+        started = time.monotonic()
+        got = read_source(Source(site.url("/big.xml"), "auto"), _fast(site))
+        took = time.monotonic() - started
+    assert len(got.posts) == 1000 and got.posts[0].post_id == "0" and got.posts[-1].post_id == "999"
+    assert [e.message for e in got.errors] == [
+        "has 10,000 entries; only the newest 1,000 were read (the limit)"
+    ]
+    assert took < 120, took  # a hang guard only; bench/speed.py prints the figure
+
+
+def test_robots_txt_is_obeyed_and_refusals_exit_1(tmp_path):
+    db = tmp_path / "db"
+    with SiteServer() as site:
+        site.add("/robots.txt", "User-agent: Inkwell\nDisallow: /drafts/\n", "text/plain")
+        site.page("/posts/open/", page("Open", "Anyone may read this post about hand saws."))
+        site.page("/drafts/secret/", page("Secret", "Not for crawlers."))
+        site.add("/sitemap.xml", sitemap(site, "/posts/open/", "/drafts/secret/"), "application/xml")
+        result = run("ingest", site.url("/sitemap.xml"), data_dir=db)
+        assert site.hits("/drafts/secret/") == 0
+    assert result.exit_code == 1
+    assert f"skipped {site.url('/drafts/secret/')}: disallowed by the site's robots.txt" in result.stderr
+    assert set(stored(db)) == {"open"}
+    assert "Traceback" not in result.output
+    bad = run("ingest", "https://", data_dir=db)
+    assert bad.exit_code == 1 and "not an http(s) address" in bad.output
+
+
+# The Ingest page ------------------------------------------------------------------------------------------
+
+
+def test_ingest_page_adds_a_source_and_syncs_it_with_prune(tmp_path, monkeypatch):
+    from tests.conftest import isolate_app, open_app, texts
+
+    db = isolate_app(monkeypatch, tmp_path / "db")
+    with SiteServer() as site:
+        site.page("/posts/lathe/", page("Lathe", "My lathe is an old Myford, belt driven and quiet."))
+        site.page("/posts/chisels/", page("Chisels", "I keep six bevel-edge chisels and use three of them."))
+        site.add("/sitemap.xml", sitemap(site, "/posts/lathe/", "/posts/chisels/"), "application/xml")
+        at = open_app("pages/posts.py")
+        at.text_input(key="web_url").input(site.url("/sitemap.xml"))
+        at.button(key="web_add").click().run()
+        assert not at.exception, at.exception
+        listed = [t for t in texts(at.markdown) if "sitemap" in t]
+        assert any("sitemap · last sync" in t and "2 new" in t for t in listed), listed
+        assert set(stored(db)) == {"lathe", "chisels"}
+
+        site.page(
+            "/posts/lathe/", page("Lathe", "My lathe is an old Myford; I fitted a variable speed motor.")
+        )
+        site.add("/sitemap.xml", sitemap(site, "/posts/lathe/"), "application/xml")
+        at.checkbox(key="web_prune").check().run()
+        at.button(key="web_sync").click().run()
+        assert not at.exception, at.exception
+    shown = texts(at.markdown) + texts(at.info)
+    assert any("1 updated" in t and "1 removed" in t for t in shown), shown
+    assert any(t.startswith("Removed: chisels") for t in texts(at.info)), texts(at.info)
+    assert set(stored(db)) == {"lathe"} and "variable speed" in stored(db)["lathe"]["raw"]

@@ -1,0 +1,1 @@
+"""Pure functions: no model, no table, no server; seconds in all (`make test-fast`)."""

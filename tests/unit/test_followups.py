@@ -1,0 +1,63 @@
+"""Follow-ups: joined with (or rewritten from) the previous turn only when they refer back to it."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+from core.answer import rewrite_followup
+from core.answer.question import needs_context
+from core.config import Settings
+from tests.conftest import DEMO
+
+PAIRS = [json.loads(line) for line in (DEMO / "eval" / "followups.jsonl").read_text().splitlines()]
+HISTORY = [
+    {"role": "user", "content": "How often do you feed your starter?"},
+    {"role": "assistant", "content": "Twice a day in summer."},
+]
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=[p["id"] for p in PAIRS])
+def test_labelled_followups(pair: dict) -> None:
+    assert needs_context(pair["followup"]) is pair["refers"]
+
+
+@pytest.mark.parametrize(
+    ("question", "refers"),
+    [
+        ("Und im Winter?", True),  # a continuation in German
+        ("Et pourquoi ?", True),
+        ("Peki ya kışın?", True),
+        ("Wie lange füttert man den Sauerteig im Winter und bei welcher Temperatur?", False),
+        ("", False),
+        # Short, but about something new: searched as asked, never glued onto the previous question.
+        ("What is the capital of France?", False),
+        ("Why did she start the blog?", False),
+        ("How did he react?", True),
+        ("How much extra does she buy?", True),
+    ],
+)
+def test_other_languages_and_edges(question: str, refers: bool) -> None:
+    assert needs_context(question) is refers
+
+
+def test_the_demo_questions_asked_one_after_another_are_never_joined() -> None:
+    """Each of the 12 English demo questions stands alone: asked after another, it is searched as asked."""
+    questions = [
+        json.loads(line)["text"] for line in (DEMO / "eval" / "queries.jsonl").read_text().splitlines()
+    ]
+    settings = Settings()
+    for previous, question in itertools.pairwise(questions[:12]):
+        history = [{"role": "user", "content": previous}, {"role": "assistant", "content": "An answer."}]
+        assert rewrite_followup(question, history, settings) == question
+
+
+def test_builtin_model_joins_only_referring_followups() -> None:
+    settings = Settings()  # no key, no server: the built-in model, which is never called here
+    assert rewrite_followup("And in winter?", HISTORY, settings) == (
+        "How often do you feed your starter? And in winter?"
+    )
+    standalone = "What flour do you use for rye bread, and where do you buy it?"
+    assert rewrite_followup(standalone, HISTORY, settings) == standalone
