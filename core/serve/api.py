@@ -21,6 +21,7 @@ the origins the owner lists (`allowed_origins`); with none listed, no cross-orig
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -362,10 +363,16 @@ class Api:
             log.warning("api: answer failed: %s", exc)
             yield _sse("error", {"error": "The answer could not be finished.", "status": 503})
 
-    async def widget(self, request: Request) -> Response:
-        script = resources.files("core.serve").joinpath("widget.js").read_text(encoding="utf-8")
-        return Response(script, media_type="text/javascript",
-                        headers={"Cache-Control": "public, max-age=300"})  # fmt: skip
+
+@functools.cache
+def _widget_script() -> str:
+    """The widget's script, read from the package once per process."""
+    return resources.files("core.serve").joinpath("widget.js").read_text(encoding="utf-8")
+
+
+async def widget(request: Request) -> Response:
+    return Response(_widget_script(), media_type="text/javascript",
+                    headers={"Cache-Control": "public, max-age=300"})  # fmt: skip
 
 
 def _base(request: Request) -> str:
@@ -437,6 +444,4 @@ def api_app(settings_source: Callable[[], Settings]) -> Starlette:
 
 def routes(settings_source: Callable[[], Settings]) -> list[BaseRoute]:
     """The routes to serve beside the Streamlit app: the API under /api and the widget's script."""
-    app = api_app(settings_source)
-    widget = Api(settings_source).widget
-    return [Mount("/api", app=app), Route("/widget.js", widget, methods=["GET"])]
+    return [Mount("/api", app=api_app(settings_source)), Route("/widget.js", widget, methods=["GET"])]
