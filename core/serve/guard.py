@@ -241,26 +241,33 @@ def _seconds(value: float) -> str:
 
 
 class ClientLimits:
-    """A RateLimiter per client (e.g. per address on the HTTP API), safe across threads; clients idle
-    for a window are forgotten, so the table stays as small as the last minute's clients."""
+    """A RateLimiter per client (e.g. per address on the HTTP API), safe across threads. Clients idle
+    for a window are forgotten at most once a window (not on every question), so the table holds at
+    most the last two windows' clients."""
 
     def __init__(self, clock: Clock = time.monotonic) -> None:
         self.clock = clock
         self._lock = threading.Lock()
         self._limiters: dict[str, RateLimiter] = {}
+        self._swept = clock()
 
     def acquire(self, client: str, per_minute: int) -> Decision:
         """Count one question of `client` if it is allowed at `per_minute` (0: no limit)."""
         if per_minute <= 0:
             return Decision(True)
         with self._lock:
-            self._forget_idle()
+            if self.clock() - self._swept >= WINDOW_SECONDS:
+                self._forget_idle()
             limiter = self._limiters.get(client)
             if limiter is None or limiter.per_minute != per_minute:
                 limiter = self._limiters[client] = RateLimiter(per_minute, clock=self.clock)
             return limiter.acquire()
 
+    def __len__(self) -> int:
+        return len(self._limiters)
+
     def _forget_idle(self) -> None:
+        self._swept = self.clock()
         idle = [c for c, limiter in self._limiters.items() if limiter.used == 0]
         for client in idle:
             del self._limiters[client]

@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from core.serve import PasswordGate, RateLimiter
-from core.serve.guard import FREE_TRIES, MAX_LOCK_SECONDS, lock_seconds, password_matches
+from core.serve.guard import FREE_TRIES, MAX_LOCK_SECONDS, ClientLimits, lock_seconds, password_matches
 
 
 class Clock:
@@ -189,3 +189,14 @@ def test_the_throttle_remembers_a_bounded_number_of_addresses(monkeypatch):
         throttle.attempt(f"10.0.0.{n}", "guess", "pw")
         clock.advance(1)
     assert len(throttle._clients) <= 6
+
+
+def test_client_limits_count_each_client_apart_and_forget_idle_ones():
+    now = [0.0]
+    limits = ClientLimits(clock=lambda: now[0])
+    assert [limits.acquire("a", 2).allowed for _ in range(3)] == [True, True, False]
+    assert limits.acquire("b", 2).allowed  # another client has its own count
+    assert limits.acquire("c", 0).allowed and len(limits) == 2  # no limit: nothing kept
+    now[0] = 61.0  # a window later: a's and b's questions have expired
+    assert limits.acquire("a", 2).allowed
+    assert len(limits) == 1  # b, idle for a window, is forgotten
