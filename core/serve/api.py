@@ -242,7 +242,7 @@ class Api:
         peer = request.client.host if request.client else None
         client = client_address(peer, forwarded_hops(request.headers.getlist("x-forwarded-for")),
                                 settings.trusted_proxy_networks) or "local"  # fmt: skip
-        decision = (limits or self.limits).acquire(client, settings.questions_per_minute)
+        decision = (self.limits if limits is None else limits).acquire(client, settings.questions_per_minute)
         if not decision.allowed:
             wait = max(1, int(decision.retry_after + 0.999))
             raise ApiError(429, decision.message, {"Retry-After": str(wait)})
