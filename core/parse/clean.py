@@ -16,6 +16,7 @@ from itertools import pairwise
 from lxml import etree, html
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from mdit_py_plugins.footnote import footnote_plugin
 
 from core.models import Block
 
@@ -32,8 +33,19 @@ _BR_RE = re.compile(r"<br\b", re.IGNORECASE)
 # characters again, because str.split() counts the ASCII separator controls as whitespace.
 _PARA, _LINE, _HEAD = "\ue010", "\ue011", "\ue012"
 
-# GFM tables and ~~strike~~ are common in blog markdown; HTML stays on so it can be stripped.
-_MD = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+# GFM tables and ~~strike~~ are common in blog markdown; HTML stays on so it can be stripped. Footnotes
+# (`[^1]`, and `[^1]: the note`) are parsed so that a reference leaves no marker in the sentence while
+# the note's own text stays, as paragraphs at the end.
+_MD = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).use(footnote_plugin)
+
+# A footnote marker left in plain text: `[3]`, `[^3]`, `[^note]`, or superscript digits after a
+# punctuation mark or a word of three letters or more ("light.¹", "moves²"; "m²" and "cm²" stay).
+# A marker carries no words: quoting "light.[3]" would show the reader a stray number.
+_NOTE_MARK = re.compile(
+    r"\[\^?\d{1,3}\]|\[\^[^\]\s]{1,20}\]|(?:(?<=[.,;:!?)\"”’])|(?<=[^\W\d_]{3}))[⁰¹²³⁴⁵⁶⁷⁸⁹]+"
+)
+# The text of a footnote reference or back-link element in HTML: "1", "[12]", "*", "†", "a", "↩".
+_NOTE_TEXT = re.compile(r"[\[(]?(?:\d{1,3}|[*†‡§¶]{1,3}|[a-z])[\])]?|[↩↑⤴\ufe0e]+")
 
 
 # Tag protection --------------------------------------------------------------------------------------
@@ -53,9 +65,15 @@ def _restore(text: str, tags: list[str]) -> str:
     return _PH_RE.sub(lambda m: tags[int(m.group(1))], text) if tags else text
 
 
+def drop_note_markers(text: str) -> str:
+    """`text` without footnote markers (`[3]`, `[^3]`, "light.¹"); whitespace is left to the caller."""
+    return _NOTE_MARK.sub("", text)
+
+
 def _tidy(text: str) -> str:
-    """Collapse whitespace inside each line and drop empty lines (lines are list items, table rows)."""
-    lines = (" ".join(line.split()) for line in text.split("\n"))
+    """Collapse whitespace inside each line and drop empty lines (lines are list items, table rows);
+    footnote markers go."""
+    lines = (" ".join(drop_note_markers(line).split()) for line in text.split("\n"))
     return "\n".join(line for line in lines if line)
 
 
@@ -248,7 +266,7 @@ def _flatten(root: etree._Element, markup: _Markup) -> list[Block]:
         tag = el.tag.lower() if isinstance(el.tag, str) else ""
         if "}" in tag:
             tag = tag.rsplit("}", 1)[1]
-        if not tag or tag in markup.skip:  # comments, processing instructions, skipped elements
+        if not tag or tag in markup.skip or _is_note_marker(el, tag):  # comments, PIs, skipped elements
             text(el.tail)
             return
         if tag in markup.headings:
@@ -281,6 +299,30 @@ def _flatten(root: etree._Element, markup: _Markup) -> list[Block]:
     return blocks
 
 
+def _is_note_marker(el: etree._Element, tag: str) -> bool:
+    """Whether `el` is a footnote reference or back-link (`<sup><a href="#fn1">1</a></sup>`,
+    `<a class="footnote-ref">`, `<a role="doc-backlink">↩</a>`): a marker, not words of the post."""
+    if tag not in ("sup", "a"):
+        return False
+    text = "".join(el.itertext()).strip()
+    if not _NOTE_TEXT.fullmatch(text):
+        return False
+    if tag == "a":
+        if not any(ch.isalnum() for ch in text):  # "↩", "↑": a back-link whatever its attributes
+            return True
+        marks = " ".join(el.get(name) or "" for name in ("class", "role", "rel")).lower()
+        href = el.get("href") or ""
+        return any(m in marks for m in ("footnote", "noteref", "backlink")) or href.startswith(
+            ("#fn", "#footnote")
+        )
+    if el.find(".//a") is not None:  # a link in a superscript is a note reference
+        return True
+    # A bare <sup>2</sup> is a note after a word or a stop ("light.<sup>2</sup>"), not in "m<sup>2</sup>".
+    previous, parent = el.getprevious(), el.getparent()
+    before = (previous.tail if previous is not None else parent.text if parent is not None else "") or ""
+    return bool(re.search(r"(?:[.,;:!?)\"”’]|[^\W\d_]{3})$", before))
+
+
 def html_fragment_to_blocks(fragment: str) -> list[Block]:
     """Blocks of an HTML snippet (a post body, an HTML block inside markdown)."""
     if not fragment.strip():
@@ -311,6 +353,8 @@ def html_article(page: str) -> tuple[str, str, list[Block]]:
     # obvious page furniture goes before it looks.
     for el in tree.xpath(_FURNITURE):
         el.drop_tree()
+    for el in [el for el in tree.iter("sup", "a") if _is_note_marker(el, el.tag)]:
+        el.drop_tree()  # footnote markers, before trafilatura flattens them into the words
     xml = trafilatura.extract(
         tree,
         output_format="xml",

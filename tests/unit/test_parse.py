@@ -116,6 +116,33 @@ def test_markdown_keeps_tags_verbatim() -> None:
 # clean: text ----------------------------------------------------------------------------------------
 
 
+def test_footnote_markers_leave_the_sentence_and_the_notes_stay() -> None:
+    md = (
+        "The chair must be light.[^1] It should last a century.[^krenov]\n\n"
+        "Wood moves with the seasons.[3] Ten m² of floor, moved¹ twice.\n\n"
+        "[^1]: A light chair gets moved.\n[^krenov]: In his notebook.\n"
+    )
+    texts = [b.text for b in markdown_to_blocks(md)]
+    assert texts == [
+        "The chair must be light. It should last a century.",
+        "Wood moves with the seasons. Ten m² of floor, moved twice.",
+        "A light chair gets moved.",
+        "In his notebook.",
+    ]
+    page = (
+        '<p>The chair must be light.<sup id="r1"><a href="#fn1">1</a></sup> Wood moves'
+        '<a class="footnote-ref" href="#fn2"><sup>[2]</sup></a> with the seasons.<sup>3</sup> '
+        "A room of 10 m<sup>2</sup>, on the 1<sup>st</sup> floor.</p>"
+        '<ol><li id="fn1">A light chair gets moved. <a href="#r1">↩</a></li></ol>'
+    )
+    post = parse_text(page, "Notes", format="html")
+    assert post.text.split("\n\n") == [
+        "The chair must be light. Wood moves with the seasons. A room of 10 m2, on the 1st floor.",
+        "A light chair gets moved.",
+    ]
+    assert text_to_blocks("Light.¹ See [12] and [^n]; a year [2019].")[0].text == "Light. See and ; a year [2019]."
+
+
 def test_text_paragraphs_on_blank_lines_and_whitespace_normalised() -> None:
     text = "First  para\r\nwraps here.\r\n\r\n  \r\n# Not a heading\tat all\r\n\r\nLast."
     assert text_to_blocks(text) == [
