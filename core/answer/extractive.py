@@ -458,7 +458,7 @@ def _passage(
 ) -> list[int]:
     """The sentences that belong with `anchor`, in the order written: the sentence it continues (an
     opener that points back: "This is why…"); in a list (a paragraph of several lines), the start of
-    its line and the list's lead-in (a line ending in a colon just before the list); then the sentences
+    its line and the list's lead-in (the sentence just before the list); then the sentences
     after it, in its chunk and the post's next chunks among `hits`, while they fit in `max_words`."""
     hit = units[anchor].hit
     text = hits[hit].text
@@ -481,8 +481,12 @@ def _passage(
             first -= 1
     take = own[first : at + 1]
     lead = own.index(in_paragraph[0]) - 1
-    if (is_list or first == lead + 1) and lead >= 0 and is_signpost(units[own[lead]].text, langs[hit]):
-        # "My sawmill kit fits in a canvas bag:": what the list is about, so a line never stands alone.
+    announced = (
+        lead >= 0 and (is_list or first == lead + 1) and is_signpost(units[own[lead]].text, langs[hit])
+    )
+    if announced or (lead >= 0 and is_list and units[own[lead]].readable):
+        # A list's lead-in ("My sawmill kit fits in a canvas bag:", "I buy from three mills.") says what
+        # the list is about, so a line never stands alone; a paragraph announced by a signpost keeps it.
         take.insert(0, own[lead])
     words = sum(units[j].words for j in take)
     following = own[at + 1 :]

@@ -416,7 +416,8 @@ export class Engine {
     if (isList) while (first && line(own[first - 1]) === line(anchor)) first -= 1;
     const take = own.slice(first, at + 1);
     const lead = own.indexOf(inParagraph[0]) - 1;
-    if ((isList || first === lead + 1) && lead >= 0 && isSignpost(units[own[lead]].text, this.rules.min_signpost_words)) {
+    // A list's lead-in (the sentence just before it), or a signpost announcing the paragraph: as the server.
+    if (lead >= 0 && (((isList || first === lead + 1) && isSignpost(units[own[lead]].text, this.rules.min_signpost_words)) || (isList && units[own[lead]].readable))) {
       take.unshift(own[lead]);
     }
     let words = take.reduce((n, j) => n + units[j].words, 0);
