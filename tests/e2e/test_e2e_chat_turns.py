@@ -64,7 +64,8 @@ def test_a_second_question_while_the_first_is_written_keeps_both(browser, app, m
         page.get_by_text("Writing…").wait_for()  # the first answer waits for the model, and says so
         box.fill(SECOND)
         box.press("Enter")
-        page.get_by_text("Varroa mites are the real enemy.").wait_for()
+        # .first: the "Copy the answer" expander holds the same text in a code block
+        page.get_by_role("paragraph").filter(has_text="Varroa mites are the real enemy.").first.wait_for()
         messages = page.get_by_test_id("stChatMessage")
         page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')")
         texts = [m.inner_text() for m in messages.all()]
