@@ -156,7 +156,8 @@ def test_inkwell_ask_is_logged_and_inkwell_questions_lists_filters_and_purges():
     topics = cli("questions", "--topics", "--json", env=env)
     assert topics.exit_code == 0, topics.output
     (topic,) = [json.loads(line) for line in topics.stdout.splitlines()]
-    assert topic["count"] == 1 and topic["questions"] == [DECLINED] and topic["closest_post"]["post_id"]
+    assert topic["count"] == 1 and topic["questions"] == [DECLINED]
+    assert topic["closest_post"] is None  # no post on football: none is named as the closest
 
     refused = cli("questions", "purge", env=env)
     assert refused.exit_code == 2 and "--yes" in refused.output
@@ -331,6 +332,23 @@ def test_the_readers_page_is_the_owners_and_shows_what_was_asked():
 
 
 # Topic quality -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("corpus")
+def test_a_topic_gets_a_closest_post_only_when_one_is_related(embedder):
+    """The nearest chunk of an off-blog topic is merely the least unrelated one: below the model's
+    `supported` bar (its profile) no closest post is named; an on-blog topic keeps its post."""
+    from core.profiles import profile_for
+    from core.search.topics import find_topics
+
+    store = Store(app_data_dir())
+    chickens = ["How do I keep chickens warm in winter?", "What should I feed my hens?", "How big a coop?"]
+    (off,) = find_topics(chickens, embedder, store=store)
+    assert off.closest is None and off.to_json()["closest_post"] is None
+    assert "Closest post so far" not in off.draft()
+    (on,) = find_topics(["When do bees swarm?", "When does swarming season start?"], embedder, store=store)
+    assert on.closest is not None and on.closest.post_id == "bees"
+    assert on.closest.relevance >= profile_for(embedder.model_id).bar.supported
 
 
 def test_topics_group_the_labelled_set_by_theme(embedder):
