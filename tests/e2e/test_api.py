@@ -23,6 +23,7 @@ from core.config import Settings
 from core.ingest import ingest_posts
 from core.models import Block, Post
 from core.store import Store
+from core.store.questions import PRIVACY_NOTE
 from tests.conftest import BEES, BREAD
 from tests.e2e_support import app_environ, streamlit_server
 from tests.servers import ScriptedOpenAIServer
@@ -271,3 +272,5 @@ def test_questions_are_logged_without_the_client_and_take_feedback(client, table
 def test_welcome_gives_the_owners_greeting_and_starters(client):
     data = client.get("/api/welcome").json()
     assert data["greeting"] == "Ask me about bees." and data["starters"] == STARTERS
+    # The log is on by default: the widget shows the chat footer's note (one sentence, core).
+    assert data["question_log"] is True and data["privacy_note"] == PRIVACY_NOTE
