@@ -1,7 +1,7 @@
 """How `inkwell questions --topics` groups readers' questions: purity, completeness and the number of
-groups on data/eval-topics/questions.jsonl (68 questions, 7 themes the demo blog does not cover, 20 in
-French, German or Spanish), per embedding model and merge threshold, on the whole set and on its English
-questions alone (core/evaluate/topics.py defines the figures).
+groups on data/eval-topics/questions.jsonl (68 questions, 7 themes the demo blog does not cover; 47 in
+English, 21 in French, German or Spanish, 7 each), per embedding model and merge threshold, on the whole
+set and on its English questions alone (core/evaluate/topics.py defines the figures).
 
 Run: `.venv/bin/python bench/topics.py [--models all-MiniLM-L6-v2,multilingual-e5-small]` (about a
 minute a model on 2 cores). Figures, not asserts; tests/integration/test_questions.py asserts the default's.

@@ -143,6 +143,8 @@ else:
                     f"Closest post: {md(topic.closest.title)} ({md(topic.closest.post_id)}), "
                     f"relevance {topic.closest.relevance:.2f}"
                 )
+            else:
+                st.caption("No post is close to this yet.")
             st.button(
                 "Draft a note", key=f"draft_{i}", type="tertiary", on_click=show_draft, args=(topic.name,)
             )

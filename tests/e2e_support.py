@@ -181,6 +181,20 @@ def launch_chromium(playwright):
     )
 
 
+# How far the page's content runs past the viewport: Streamlit scrolls inside its main container, not the
+# document, so this is the biggest overflow of any scrolling element (0: everything is in view).
+_OVERFLOW = """() => Array.from(document.querySelectorAll("*")).reduce((most, e) => {
+  const y = getComputedStyle(e).overflowY;
+  return y === "auto" || y === "scroll" ? Math.max(most, e.scrollHeight - e.clientHeight) : most;
+}, 0)"""
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """A PNG's (width, height), from its header."""
+    header = path.read_bytes()[16:24]
+    return int.from_bytes(header[:4], "big"), int.from_bytes(header[4:], "big")
+
+
 class Screenshots:
     """Screenshots go to a temp dir; with INKWELL_UPDATE_SCREENSHOTS=1 they also refresh docs/."""
 
@@ -190,14 +204,30 @@ class Screenshots:
         self.update_docs = os.environ.get("INKWELL_UPDATE_SCREENSHOTS", "") not in ("", "0")
         self.docs = ROOT / "docs"
 
-    def take(self, page, name: str) -> Path:
+    def take(self, page, name: str, *, full_page: bool = False) -> Path:
+        """The page as shown (the viewport), or with `full_page` all of it: the viewport is stretched to
+        the content's height for the shot and restored after (Playwright's own full_page sees only the
+        document, which Streamlit does not scroll). AssertionError if the content still overflows."""
         path = self.tmp / name
         # No focus ring and no hover effects (the sidebar shows its collapse button while hovered).
         page.evaluate("document.activeElement && document.activeElement.blur()")
-        size = page.viewport_size or {"width": 1400, "height": 1000}
-        page.mouse.move(size["width"] - 5, size["height"] - 5)
-        page.wait_for_timeout(300)
-        page.screenshot(path=str(path), animations="disabled", caret="hide")
+        size = page.viewport_size or dict(VIEWPORT)
+        shot = dict(size)
+        try:
+            for _ in range(3 if full_page else 0):  # a taller viewport can reflow the page: measure again
+                extra = page.evaluate(_OVERFLOW)
+                if extra <= 0:
+                    break
+                shot["height"] += extra
+                page.set_viewport_size(shot)
+                page.wait_for_timeout(300)
+            assert not full_page or page.evaluate(_OVERFLOW) <= 0, "the page still overflows"
+            page.mouse.move(shot["width"] - 5, shot["height"] - 5)
+            page.wait_for_timeout(300)
+            page.screenshot(path=str(path), animations="disabled", caret="hide")
+        finally:
+            if shot != size:
+                page.set_viewport_size(size)
         if self.update_docs:
             self.docs.mkdir(exist_ok=True)
             shutil.copyfile(path, self.docs / name)

@@ -1,5 +1,6 @@
 """Readers' questions grouped into topics, for "asked but not written about": each topic named by its
-most telling words, counted, with three example questions and the closest existing post.
+most telling words, counted, with three example questions and the closest existing post (if one is
+related at all).
 
     topics = find_topics(questions, embedder, store=store)   # questions: texts, newest first
     topics[0].name, topics[0].count, topics[0].examples, topics[0].closest, topics[0].draft()
@@ -29,6 +30,7 @@ import regex
 
 from core.embed import Embedder, normalise_rows, relevance_scale, rescale
 from core.embed.multilingual import MODEL_ID as MULTILINGUAL_MODEL_ID
+from core.profiles import profile_for
 from core.search.posts import post_vectors
 from core.store import Store, StoreError
 from core.text import detect_language, function_words, stemmer_for
@@ -208,8 +210,9 @@ def find_topics(
     min_count: int = 1,
 ) -> list[Topic]:
     """The questions (newest first) grouped into topics, most asked first; topics asked fewer than
-    `min_count` times are left out; `threshold` None: the model's (THRESHOLDS). With a `store`, each topic gets its closest post (None without posts,
-    or when the table's vectors come from another model than `embedder`)."""
+    `min_count` times are left out; `threshold` None: the model's (THRESHOLDS). With a `store`, each
+    topic gets its closest post (None without posts, when the table's vectors come from another model
+    than `embedder`, or when no chunk reaches the model's `supported` relevance: an unrelated post)."""
     distinct: dict[str, str] = {}
     repeats: Counter[str] = Counter()
     for question in questions:
@@ -253,7 +256,8 @@ def find_topics(
 
 
 def _add_closest(topics: list[Topic], store: Store, embedder: Embedder) -> None:
-    """Each topic's closest post: the post of the chunk nearest the topic's centre."""
+    """Each topic's closest post: the post of the chunk nearest the topic's centre, if that chunk's
+    relevance reaches the model's `supported` bar (its profile); below it `closest` stays None."""
     try:
         store.check_model(embedder.model_id)
         views = post_vectors(store)
@@ -262,13 +266,17 @@ def _add_closest(topics: list[Topic], store: Store, embedder: Embedder) -> None:
     if not views.post_ids or not len(views.chunk_vectors):
         return
     scale = relevance_scale(embedder.model_id)
+    # The bar's lowest answering relevance: a post that close could answer the topic. Below it the
+    # nearest post is just the least unrelated (chickens → a trestle table), which misleads the author.
+    floor = profile_for(embedder.model_id).bar.supported
     chunks = np.asarray(views.chunk_vectors, dtype=np.float32)
     for topic in topics:
         if topic.centre is None:
             continue
         similarities = chunks @ topic.centre
         best = int(np.argmax(similarities))
+        relevance = rescale(float(similarities[best]), scale)
+        if relevance < floor:
+            continue
         post = int(views.chunk_post[best])
-        topic.closest = ClosestPost(
-            views.post_ids[post], views.titles[post], rescale(float(similarities[best]), scale)
-        )
+        topic.closest = ClosestPost(views.post_ids[post], views.titles[post], relevance)

@@ -7,7 +7,8 @@
     POST /api/feedback {"question_id": "...", "up": true|false, "comment": "..."?} → the reader's rating
     GET  /api/search   ?q=...&k=10 → the retrieved excerpts
     GET  /api/health   → {"status": "ok", "posts": n, "chunks": m}
-    GET  /api/welcome  → {"title", "greeting", "starters": [...]} from the owner's Settings page
+    GET  /api/welcome  → {"title", "greeting", "starters": [...]} from the owner's Settings page, and
+                         {"question_log", "privacy_note"}: whether questions are kept, and the note saying so
     GET  /api/openapi.json → this API's OpenAPI description
     GET  /widget.js    → the widget the author pastes into the blog (core/serve/widget.js)
 
@@ -53,6 +54,7 @@ from core.serve.guard import ClientLimits
 from core.serve.openapi import OPENAPI
 from core.serve.resources import shared_embedder, shared_gate, shared_question_log, shared_store
 from core.store import StoreError
+from core.store.questions import PRIVACY_NOTE
 from core.text import QuestionError, check_question
 from core.text.fragments import citation_link
 
@@ -255,7 +257,8 @@ class Api:
 
     async def welcome(self, request: Request) -> Response:
         """What the widget shows before the first question: the chat's title, the greeting and the
-        starter questions the owner saved on the Settings page (empty when none were)."""
+        starter questions the owner saved on the Settings page (empty when none were); and whether the
+        question log is on, with the note the widget then shows (the chat footer's; "" when off)."""
         settings = self._settings()
         owner = await run_in_threadpool(lambda: load_owner(shared_store(settings)))
         return JSONResponse(
@@ -264,6 +267,8 @@ class Api:
                 "title": owner.chat_title or f"Ask {settings.author_name}",
                 "greeting": owner.greeting,
                 "starters": list(owner.starters),
+                "question_log": settings.question_log,
+                "privacy_note": PRIVACY_NOTE if settings.question_log else "",
             }
         )
 

@@ -142,8 +142,14 @@ OPENAPI = {
         },
         "/api/welcome": {
             "get": {
-                "summary": "The chat's title, greeting and starter questions (the owner's settings)",
-                "responses": {"200": {"description": "{author_name, title, greeting, starters: [...]}"}},
+                "summary": "The chat's title, greeting and starter questions (the owner's settings), and "
+                "whether questions are kept",
+                "responses": {
+                    "200": {
+                        "description": "{author_name, title, greeting, starters: [...], question_log: bool, "
+                        'privacy_note: the note to show while questions are kept ("" when not)}'
+                    }
+                },
             }
         },
         "/api/health": {

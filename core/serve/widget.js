@@ -5,7 +5,9 @@
  * It lives in its own shadow DOM (the blog's CSS cannot reach it, its CSS cannot reach the blog), writes
  * every text from the server with textContent (a post's HTML is never run), streams answers from
  * POST /api/ask as server-sent events, and keeps the conversation for the browser session across the
- * blog's pages (sessionStorage). No framework, no dependencies. */
+ * blog's pages (sessionStorage). While the server keeps questions (GET /api/welcome: question_log), it
+ * says so under the form and offers thumbs and an optional short comment under each answer
+ * (POST /api/feedback). No framework, no dependencies. */
 (function () {
   "use strict";
   var script = document.currentScript;
@@ -15,6 +17,8 @@
   var api = (opt.api || new URL(script.src, location.href).origin).replace(/\/+$/, "");
   var KEY = "inkwell:" + api;
   var MAX_TURNS = 20;
+  var MAX_COMMENT = 500; // what the log keeps of a comment (core/store/questions.py)
+  var THANKS = "Thank you: the author will see this.";
   var state = load();
 
   function load() {
@@ -66,6 +70,8 @@
     "border-radius:6px;padding:6px 10px;cursor:pointer;width:100%}" +
     ".rate{margin:0 0 12px;font-size:13px;color:#666}.rate button{background:none;border:1px solid #ccc;" +
     "border-radius:6px;margin-right:6px;cursor:pointer;padding:2px 8px}" +
+    ".comment{display:flex;gap:6px;margin-top:6px}.comment input{padding:4px 8px;font-size:13px}" +
+    ".note{margin:0;padding:0 10px 8px;font-size:12px;color:#666}.note[hidden]{display:none}" +
     "form{display:flex;gap:6px;padding:10px;border-top:1px solid #ddd}" +
     "input{flex:1;padding:8px;border:1px solid #bbb;border-radius:6px}" +
     "form button{border:0;border-radius:6px;padding:8px 12px;background:var(--a);color:#fff;cursor:pointer}" +
@@ -88,9 +94,12 @@
   var send = el("button", { type: "submit" }, "Ask");
   form.appendChild(input);
   form.appendChild(send);
+  // What is kept of a question: shown only once the server says its question log is on.
+  var note = el("p", { class: "note", hidden: "" });
   panel.appendChild(header);
   panel.appendChild(log);
   panel.appendChild(form);
+  panel.appendChild(note);
   root.appendChild(button);
   root.appendChild(panel);
 
@@ -142,24 +151,52 @@
     box.appendChild(list);
     if (reply.note) box.appendChild(el("p", { class: "muted" }, reply.note));
   }
-  // Thumbs under an answer the server logged (question_id): the author sees which answers helped.
+  // Thumbs under every answer the server logged (question_id), declined ones too as in the chat: the
+  // author sees which answers helped and what readers missed. A thumb is sent at once; then an optional
+  // short comment goes with it (the same question id, the same thumb).
   function drawRating(box, reply) {
-    if (!reply.question_id || reply.mode === "none") return;
+    if (!reply.question_id) return;
     var row = el("div", { class: "rate", role: "group", "aria-label": "Was this helpful?" });
+    function rate(up, comment) {
+      return fetch(api + "/api/feedback", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ question_id: reply.question_id, up: up, comment: comment || "" }),
+      }).then(function (r) { if (!r.ok) throw new Error(String(r.status)); });
+    }
+    function failed() { row.textContent = "The rating could not be sent."; }
     [["👍", "Helpful", true], ["👎", "Not helpful", false]].forEach(function (b) {
-      var button = el("button", { type: "button", "aria-label": b[1] }, b[0]);
-      button.addEventListener("click", function () {
-        fetch(api + "/api/feedback", {
-          method: "POST",
-          headers: { "Content-Type": "application/json" },
-          body: JSON.stringify({ question_id: reply.question_id, up: b[2] }),
-        }).then(function (r) {
-          row.textContent = r.ok ? "Thank you: the author will see this." : "The rating could not be sent.";
-        }, function () { row.textContent = "The rating could not be sent."; });
+      var thumb = el("button", { type: "button", "aria-label": b[1] }, b[0]);
+      thumb.addEventListener("click", function () {
+        rate(b[2]).then(function () { drawComment(row, b[2], rate, failed); }, failed);
       });
-      row.appendChild(button);
+      row.appendChild(thumb);
     });
     box.appendChild(row);
+  }
+  function drawComment(row, up, rate, failed) {
+    row.textContent = "";
+    row.appendChild(el("span", null, THANKS));
+    var line = el("div", { class: "comment" });
+    var text = el("input", { type: "text", maxlength: String(MAX_COMMENT), "aria-label": "Anything to add? (optional)",
+      placeholder: "Anything to add? (optional)" });
+    var sendComment = el("button", { type: "button" }, "Send");
+    function submit() {
+      var comment = text.value.trim();
+      if (!comment || sendComment.disabled) return;
+      sendComment.disabled = true;
+      rate(up, comment).then(function () { row.textContent = "Thank you: the author will see your comment."; },
+        failed);
+    }
+    sendComment.addEventListener("click", submit);
+    // Enter sends the comment (it is not in the question's form, which Enter would submit).
+    text.addEventListener("keydown", function (e) {
+      if (e.key === "Enter") { e.preventDefault(); submit(); }
+    });
+    line.appendChild(text);
+    line.appendChild(sendComment);
+    row.appendChild(line);
+    text.focus(); // the thumb that had the focus is gone: a keyboard reader lands on the comment
   }
   state.turns.forEach(function (t) {
     drawQuestion(t.question);
@@ -167,20 +204,23 @@
   });
   setOpen(state.open, false);
 
-  // Before the first question: the owner's greeting and starter questions, one click to ask.
+  // Before the first question: the owner's greeting and starter questions, one click to ask; on every
+  // page, the note on what is kept while the question log is on.
   var welcome = el("div", { class: "welcome" });
   log.appendChild(welcome);
-  if (!state.turns.length) {
-    fetch(api + "/api/welcome").then(function (r) { return r.ok ? r.json() : {}; }).then(function (w) {
-      if (state.turns.length) return;
-      if (w.greeting) welcome.appendChild(el("p", { class: "muted" }, w.greeting));
-      (w.starters || []).forEach(function (q) {
-        var b = el("button", { type: "button", class: "starter" }, q);
-        b.addEventListener("click", function () { input.value = q; form.requestSubmit(); });
-        welcome.appendChild(b);
-      });
-    }, function () { /* no welcome: the panel still asks */ });
-  }
+  fetch(api + "/api/welcome").then(function (r) { return r.ok ? r.json() : {}; }).then(function (w) {
+    if (w.question_log && typeof w.privacy_note === "string" && w.privacy_note) {
+      note.textContent = w.privacy_note;
+      note.hidden = false;
+    }
+    if (state.turns.length) return;
+    if (w.greeting) welcome.appendChild(el("p", { class: "muted" }, w.greeting));
+    (w.starters || []).forEach(function (q) {
+      var b = el("button", { type: "button", class: "starter" }, q);
+      b.addEventListener("click", function () { input.value = q; form.requestSubmit(); });
+      welcome.appendChild(b);
+    });
+  }, function () { /* no welcome: the panel still asks */ });
 
   function history() {
     var turns = [];

@@ -42,6 +42,9 @@ from core.store.tables import Store
 QUESTIONS = "questions"
 SOURCES = ("chat", "api", "cli")
 MAX_COMMENT_CHARS = 500
+# What readers are told while the log is on: the chat's footer and the widget (via GET /api/welcome)
+# show this one sentence, so the promise reads the same wherever a question is asked.
+PRIVACY_NOTE = "Questions are kept to improve the blog; nothing identifies you."
 # Retention and compaction run with a write at most this often per log object (a delete is a commit).
 MAINTAIN_EVERY = 600.0
 # Appends leave a fragment each; past this many the table is compacted so reads stay quick.

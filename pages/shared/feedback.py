@@ -16,9 +16,9 @@ from core.answer import Reply
 from core.answer.record import record
 from core.config import Settings
 from core.serve.resources import shared_question_log
-from core.store.questions import MAX_COMMENT_CHARS, QuestionLog
+from core.store.questions import MAX_COMMENT_CHARS, PRIVACY_NOTE, QuestionLog
 
-FOOTER = "Questions are kept to improve the blog; nothing identifies you."
+FOOTER = PRIVACY_NOTE  # the widget shows the same sentence (core/store/questions.py)
 THANKS = "Thank you: the author will see this."
 
 

@@ -23,6 +23,7 @@ from core.config import Settings
 from core.ingest import ingest_posts
 from core.models import Block, Post
 from core.store import Store
+from core.store.questions import PRIVACY_NOTE, QuestionLog
 from tests.conftest import BEES, BREAD
 from tests.e2e_support import app_environ, streamlit_server
 from tests.servers import ScriptedOpenAIServer
@@ -248,11 +249,25 @@ def test_the_openapi_description_names_every_route(client):
 
 
 def test_questions_are_logged_without_the_client_and_take_feedback(client, table):
-    from core.store.questions import QuestionLog
-
     data = ask(client, {"question": "When does swarming season start?"}).json()
     question_id = data["question_id"]
     assert question_id
+    # What the reader got, as the log keeps it: language, mode, declined and the seconds the API reported.
+    answered = QuestionLog(Store(table)).get(question_id)
+    assert (answered.language, answered.mode, answered.declined) == ("en", "extractive", False)
+    assert 0 < answered.seconds < 120 and answered.seconds == pytest.approx(data["seconds"], abs=0.002)
+    french = "Qui a gagné la coupe du monde de football en 2018 ?"
+    refused = ask(client, {"question": french}).json()
+    assert refused["declined"] and refused["question_id"]
+    declined = QuestionLog(Store(table)).get(refused["question_id"])
+    assert (declined.question, declined.language, declined.mode, declined.declined, declined.posts) == (
+        french,
+        "fr",
+        "none",
+        True,
+        (),
+    )
+    assert 0 < declined.seconds < 120 and declined.source == "api" and declined.feedback is None
     rated = client.request(
         "POST", "/api/feedback", json={"question_id": question_id, "up": False, "comment": "Too short"}
     )
@@ -271,3 +286,46 @@ def test_questions_are_logged_without_the_client_and_take_feedback(client, table
 def test_welcome_gives_the_owners_greeting_and_starters(client):
     data = client.get("/api/welcome").json()
     assert data["greeting"] == "Ask me about bees." and data["starters"] == STARTERS
+    # The log is on by default: the widget shows the chat footer's note (one sentence, core).
+    assert data["question_log"] is True and data["privacy_note"] == PRIVACY_NOTE
+
+
+# INKWELL_QUESTION_LOG=off: a server of its own on a table of its own, so no other test's question counts.
+
+
+@pytest.fixture(scope="module")
+def unlogged(tmp_path_factory: pytest.TempPathFactory, embedder) -> Iterator[tuple[str, Path]]:
+    """A server that keeps no questions: (its URL, its data directory)."""
+    data_dir = tmp_path_factory.mktemp("api-off") / "db"
+    settings = Settings.load({"data_dir": data_dir, "chunk_tokens": 30}, environ={})
+    posts = [Post("bees", "On Bees", [Block(p) for p in BEES], raw="\n\n".join(BEES), source="bees.txt")]
+    assert ingest_posts(posts, settings, store=Store(data_dir), embedder=embedder).ok
+    env = app_environ(
+        INKWELL_DATA_DIR=str(data_dir),
+        INKWELL_CHUNK_TOKENS="30",
+        INKWELL_ANSWER_MODE="extractive",
+        INKWELL_TRANSLATE_QUESTION="false",
+        INKWELL_ROUTING="off",
+        INKWELL_QUESTION_LOG="off",
+    )
+    with streamlit_server(tmp_path_factory.mktemp("api-off-server"), env, script="server.py") as server:
+        yield server.url, data_dir
+
+
+def test_with_the_log_off_the_api_stores_nothing(unlogged):
+    url, data_dir = unlogged
+    http = Client(url)
+    try:
+        answered = ask(http, {"question": "When does swarming season start?"})
+        assert answered.status_code == 200 and "Swarming season starts in May." in answered.json()["answer"]
+        assert answered.json()["question_id"] is None  # nothing to rate: nothing was kept
+        streamed = events(ask(http, {"question": "Who won the football world cup in 2018?"},
+                              Accept="text/event-stream"))  # fmt: skip
+        assert streamed[-1][0] == "done" and streamed[-1][1]["question_id"] is None
+        rated = http.request("POST", "/api/feedback", json={"question_id": "0" * 32, "up": True})
+        assert rated.status_code == 404 and "not kept" in rated.json()["error"]
+        welcome = http.get("/api/welcome").json()
+        assert welcome["question_log"] is False and welcome["privacy_note"] == ""  # no note in the widget
+    finally:
+        http.session.close()
+    assert Store(data_dir)._open("questions") is None  # not even an empty table

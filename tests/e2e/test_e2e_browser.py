@@ -34,6 +34,7 @@ from tests.e2e_support import (
     idle,
     metric,
     open_page,
+    png_size,
     streamlit_server,
 )
 
@@ -384,4 +385,6 @@ def test_readers_page_shows_what_readers_asked(page, server, screenshots):
     assert_no_errors(page, server)
     assert int(metric(page, "Questions")) >= len(asked)  # earlier tests' readers are in the log too
     assert metric(page, "Answered") != "0%" and metric(page, "Declined") != "0%"
-    screenshots.take(page, "screenshot-readers.png")
+    # The whole page, so the README shows the topics too, not just what fits the viewport.
+    shot = screenshots.take(page, "screenshot-readers.png", full_page=True)
+    assert png_size(shot)[1] > VIEWPORT["height"]

@@ -1,8 +1,10 @@
 """The widget on a blog, end to end: a static "blog" on one loopback port with the widget's tag pointing
 at Inkwell (`streamlit run server.py`) on another, so the browser's CORS check is real; Debian's headless
 Chromium driven by Playwright, as a reader would: open the panel, ask, read the answer and its sources,
-move to another page of the blog and find the conversation still there. A blog on an origin the owner
-did not list is refused, and a post whose title and text hold HTML runs nothing."""
+move to another page of the blog and find the conversation still there; rate answers (a declined one
+too) with a thumb and a comment by keyboard, each landing on its row of the question log, under the note
+on what is kept. A blog on an origin the owner did not list is refused, and a post whose title and text
+hold HTML runs nothing."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from core.config import Settings
 from core.ingest import ingest_posts
 from core.models import Block, Post
 from core.store import Store
+from core.store.questions import PRIVACY_NOTE, QuestionLog
 from tests.conftest import BEES
 from tests.e2e_support import AppServer, app_environ, free_port, streamlit_server
 
@@ -71,8 +74,16 @@ def blog_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def inkwell(tmp_path_factory: pytest.TempPathFactory, embedder, blog_port: int) -> Iterator[AppServer]:
-    data_dir = tmp_path_factory.mktemp("widget") / "db"
+def widget_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The served table's data directory (the question log is read from it)."""
+    return tmp_path_factory.mktemp("widget") / "db"
+
+
+@pytest.fixture(scope="module")
+def inkwell(
+    widget_dir: Path, tmp_path_factory: pytest.TempPathFactory, embedder, blog_port: int
+) -> Iterator[AppServer]:
+    data_dir = widget_dir
     settings = Settings.load({"data_dir": data_dir, "chunk_tokens": 30}, environ={})
     posts = [
         Post(
@@ -128,8 +139,21 @@ def ask(page, question: str) -> str:
     return answer.inner_text()
 
 
+def shadow_focus(page) -> str | None:
+    """The aria-label of what has the keyboard focus inside the widget."""
+    return page.evaluate(
+        "() => { const f = document.querySelector('[data-inkwell]').shadowRoot.activeElement;"
+        " return f && f.getAttribute('aria-label'); }"
+    )
+
+
+def logged_row(widget_dir: Path, question: str):
+    (row,) = [r for r in QuestionLog(Store(widget_dir)).query() if r.question == question]
+    return row
+
+
 def test_a_reader_asks_on_the_blog_and_keeps_the_conversation_across_pages(
-    page, inkwell, blog_port, tmp_path
+    page, inkwell, widget_dir, blog_port, tmp_path
 ):
     with blog(tmp_path / "blog", f"{inkwell.url}/widget.js", blog_port) as site:
         page.goto(site)
@@ -138,8 +162,16 @@ def test_a_reader_asks_on_the_blog_and_keeps_the_conversation_across_pages(
         lines = [line.strip() for line in text.split("\n") if line.strip() and not line.startswith("From ")]
         assert lines and all(any(line in p for p in BEES) for line in lines), text  # verbatim
         assert page.get_by_role("listitem").filter(has_text="On Bees").count() >= 1  # the source
+        page.get_by_text(PRIVACY_NOTE).wait_for()  # the server keeps questions: the widget says so
         page.get_by_role("button", name="Helpful", exact=True).click()  # the reader's thumbs up
         page.get_by_text("Thank you: the author will see this.").wait_for()
+        # Then an optional comment: the focus is on its box, so the keyboard writes and sends it.
+        assert shadow_focus(page) == "Anything to add? (optional)"
+        page.keyboard.type("More on swarm traps, please")
+        page.keyboard.press("Enter")
+        page.get_by_text("Thank you: the author will see your comment.").wait_for()
+        row = logged_row(widget_dir, "When does swarming season start?")
+        assert (row.source, row.feedback, row.comment) == ("api", 1, "More on swarm traps, please")
         # The source opens the post on the blog at the quoted sentences (a text fragment).
         href = page.get_by_role("link", name="On Bees").first.get_attribute("href")
         assert href.startswith(f"{site}/bees.html#:~:text=")
@@ -153,6 +185,10 @@ def test_a_reader_asks_on_the_blog_and_keeps_the_conversation_across_pages(
         declined = ask(page, "Who won the football world cup in 2018?")
         assert declined.startswith("I haven't written about that")
         assert page.get_by_text("The closest posts:").count() == 1
+        page.get_by_role("button", name="Not helpful", exact=True).click()  # declined answers are rated too
+        page.get_by_text("Thank you: the author will see this.").wait_for()
+        row = logged_row(widget_dir, "Who won the football world cup in 2018?")
+        assert (row.declined, row.feedback, row.comment) == (True, -1, "")
         page.locator("#next").click()  # another page of the blog
         page.wait_for_url("**/other.html")
         assert page.get_by_role("dialog").is_visible()  # still open, and the conversation with it

@@ -156,7 +156,8 @@ def test_inkwell_ask_is_logged_and_inkwell_questions_lists_filters_and_purges():
     topics = cli("questions", "--topics", "--json", env=env)
     assert topics.exit_code == 0, topics.output
     (topic,) = [json.loads(line) for line in topics.stdout.splitlines()]
-    assert topic["count"] == 1 and topic["questions"] == [DECLINED] and topic["closest_post"]["post_id"]
+    assert topic["count"] == 1 and topic["questions"] == [DECLINED]
+    assert topic["closest_post"] is None  # no post on football: none is named as the closest
 
     refused = cli("questions", "purge", env=env)
     assert refused.exit_code == 2 and "--yes" in refused.output
@@ -333,9 +334,26 @@ def test_the_readers_page_is_the_owners_and_shows_what_was_asked():
 # Topic quality -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("corpus")
+def test_a_topic_gets_a_closest_post_only_when_one_is_related(embedder):
+    """The nearest chunk of an off-blog topic is merely the least unrelated one: below the model's
+    `supported` bar (its profile) no closest post is named; an on-blog topic keeps its post."""
+    from core.profiles import profile_for
+    from core.search.topics import find_topics
+
+    store = Store(app_data_dir())
+    chickens = ["How do I keep chickens warm in winter?", "What should I feed my hens?", "How big a coop?"]
+    (off,) = find_topics(chickens, embedder, store=store)
+    assert off.closest is None and off.to_json()["closest_post"] is None
+    assert "Closest post so far" not in off.draft()
+    (on,) = find_topics(["When do bees swarm?", "When does swarming season start?"], embedder, store=store)
+    assert on.closest is not None and on.closest.post_id == "bees"
+    assert on.closest.relevance >= profile_for(embedder.model_id).bar.supported
+
+
 def test_topics_group_the_labelled_set_by_theme(embedder):
-    """data/eval-topics: 68 questions, 7 themes the demo blog does not cover, 20 of them in French,
-    German or Spanish. The table's default MiniLM is English-only: its English questions must group
+    """data/eval-topics: 68 questions, 7 themes the demo blog does not cover; 47 in English, 21 in French,
+    German or Spanish (7 each; docs/readers.md and bench/topics.py quote these counts). The table's default MiniLM is English-only: its English questions must group
     nearly perfectly; across languages the non-English ones gather by language rather than by theme,
     which bounds the whole set's purity (figures in docs/readers.md)."""
     from core.evaluate.topics import load_topic_set, score_topics
@@ -344,7 +362,7 @@ def test_topics_group_the_labelled_set_by_theme(embedder):
     labelled = load_topic_set()
     rows = [json.loads(line) for line in (ROOT / "data/eval-topics/questions.jsonl").read_text().splitlines()]
     english = [(r["question"], r["theme"]) for r in rows if r["language"] == "en"]
-    assert len(labelled) >= 60 and len({t for _, t in labelled}) == 7 and len(english) < len(labelled)
+    assert len(labelled) == 68 and len({t for _, t in labelled}) == 7 and len(english) == 47
 
     score = score_topics(find_topics([q for q, _ in english], embedder), english)
     assert score.purity >= 0.93 and score.completeness >= 0.85 and score.groups <= 2 * score.themes, score
