@@ -18,7 +18,7 @@ from urllib.parse import quote, urlencode
 DIRECTIVE = ":~:"
 LONG_WORDS = 10  # a sentence of more words is linked as start,end
 EDGE_WORDS = 4  # words of each end in the start,end form
-MAX_DIRECTIVES = 5  # sentences one link highlights
+MAX_DIRECTIVES = 5  # sentences one link marks one by one (more: one range from the first to the last)
 READER_PATH = "read"  # url_path of the reader page (pages/read.py)
 MAX_READER_CHARS = 300  # of one sentence in a reader link (the page finds it by its start)
 
@@ -40,14 +40,26 @@ def text_directive(sentence: str) -> str:
     return f"text={encode_part(start)},{encode_part(end)}"
 
 
+def range_directive(first: str, last: str) -> str:
+    """`text=start,end` from the first words of `first` to the last words of `last`: one directive that
+    marks everything between them, however many sentences that is."""
+    start, end = first.split()[:EDGE_WORDS], last.split()[-EDGE_WORDS:]
+    return f"text={encode_part(' '.join(start))},{encode_part(' '.join(end))}"
+
+
 def fragment_link(url: str, sentences: str | Iterable[str]) -> str:
-    """`url` opening at the sentences (at most MAX_DIRECTIVES, repeats once): any text directive the
-    URL had is replaced, its own fragment kept. `url` unchanged with no sentence; "" without a url."""
+    """`url` opening at the sentences (repeats once), given in reading order: a directive each, or, for
+    more than MAX_DIRECTIVES, one directive from the first to the last, so none is left out. Any text
+    directive the URL had is replaced, its own fragment kept. `url` unchanged with no sentence; "" without
+    a url."""
     if not url:
         return ""
     if isinstance(sentences, str):
         sentences = [sentences]
-    directives = list(dict.fromkeys(d for d in map(text_directive, sentences) if d))[:MAX_DIRECTIVES]
+    listed = list(dict.fromkeys(s for s in sentences if s.split()))
+    directives = list(dict.fromkeys(map(text_directive, listed)))
+    if len(directives) > MAX_DIRECTIVES:
+        directives = [range_directive(listed[0], listed[-1])]
     base, hashed, fragment = url.partition("#")
     fragment = fragment.split(DIRECTIVE, 1)[0] if hashed else ""
     if not directives:

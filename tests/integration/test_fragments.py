@@ -80,10 +80,17 @@ def test_existing_fragments_are_kept_and_old_directives_replaced():
     assert fragment_link("", "Anything.") == ""
 
 
-def test_several_sentences_are_one_link_with_a_directive_each():
-    sentences = [f"Sentence number {i} here." for i in range(MAX_DIRECTIVES + 2)]
+def test_several_sentences_are_one_link_with_a_directive_each_and_many_one_range():
+    sentences = [f"Sentence number {i} here." for i in range(MAX_DIRECTIVES)]
     _, parsed = directives(fragment_link("https://b.example/p/", [sentences[0], *sentences]))
-    assert parsed == [[s] for s in sentences[:MAX_DIRECTIVES]]  # a repeat once, at most MAX_DIRECTIVES
+    assert parsed == [[s] for s in sentences]  # a repeat once
+    passage = [f"Sentence number {i} of a passage here." for i in range(MAX_DIRECTIVES + 1)]
+    _, parsed = directives(fragment_link("https://b.example/p/", passage))
+    # More than MAX_DIRECTIVES: one range from the first sentence's first words to the last one's last
+    # words, so no quoted sentence is left out of what the browser marks.
+    assert parsed == [
+        [" ".join(passage[0].split()[:EDGE_WORDS]), " ".join(passage[-1].split()[-EDGE_WORDS:])]
+    ]
     assert (
         text_directive("  \n ") == ""
         and fragment_link("https://b.example/p/", ["", " "]) == "https://b.example/p/"
