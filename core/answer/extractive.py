@@ -72,7 +72,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.answer.quotable import readable, sentence_units, share
+from core.answer.quotable import lends_back, readable, sentence_units, share
 from core.embed import Embedder, embed_query, passage_vectors, relevance_scale, rescale
 from core.models import Hit
 from core.profiles import profile_for
@@ -291,6 +291,12 @@ def extract_answer(
         k = position_of.get(i + 1)
         if k is not None and units[i + 1].hit == units[i].hit:
             similarity[k] = max(similarity[k], sim)
+    # A sentence too short to quote alone ("My favorite indoor wood.") lends its closeness to the one
+    # before it on its line ("Black cherry, $6.25 a board foot."), with which the passage quotes it.
+    for i, sim in _short_ones(units, hits[:MAX_HITS], embedder, q_vector, scale):
+        k = position_of.get(i)
+        if k is not None:
+            similarity[k] = max(similarity[k], sim)
     scores = cheap + w.similarity * similarity
 
     picked = _passages(units, hits[:MAX_HITS], langs, candidates, scores, vectors, max_words)
@@ -371,6 +377,39 @@ def _signposts(
         return []
     vectors = passage_vectors.embed(embedder, [units[i].text for i in found])
     return [(i, rescale(float(c), scale)) for i, c in zip(found, vectors @ q_vector, strict=True)]
+
+
+def _short_ones(
+    units: list[_Unit],
+    hits: Sequence[Hit],
+    embedder: Embedder,
+    q_vector: np.ndarray,
+    scale: tuple[float, float],
+) -> list[tuple[int, float]]:
+    """(unit index, similarity to the question) for each readable unit followed on its line by a
+    sentence that `lends_back`, with that sentence's similarity (the best, when there are several)."""
+    pairs = [(host, i) for i, host in enumerate(lent_to(units, hits)) if host is not None]
+    if not pairs:
+        return []
+    vectors = passage_vectors.embed(embedder, [units[i].text for _, i in pairs])
+    return [(host, rescale(float(c), scale)) for (host, _), c in zip(pairs, vectors @ q_vector, strict=True)]
+
+
+def lent_to(units: Sequence[_Unit], hits: Sequence[Hit]) -> list[int | None]:
+    """For each unit that `lends_back`, the readable unit before it on the same line of its chunk (the
+    one it is read with); None for the others and for one with no readable unit before it there."""
+    out: list[int | None] = [None] * len(units)
+    for i, unit in enumerate(units):
+        if unit.readable or not lends_back(unit.text):
+            continue
+        text = hits[unit.hit].text
+        j = i - 1
+        while j >= 0 and units[j].hit == unit.hit and "\n" not in text[units[j].start : unit.start]:
+            if units[j].readable:
+                out[i] = j
+                break
+            j -= 1
+    return out
 
 
 def _heading(hit: Hit) -> str:

@@ -2,6 +2,7 @@
 
     sentence_units(chunk_text)  # [(offset, sentence)], each a verbatim slice of the text
     readable(sentence)          # long enough and ending like a sentence: a reader can take it alone
+    lends_back(sentence)        # too short to stand alone, yet says something: scored with the one before
     content_words(text)         # lemmas that carry meaning (core/text/words.py, re-exported here)
 
 core/answer/extractive.py scores and picks among these; core/answer/abstain.py reads the same words.
@@ -87,6 +88,18 @@ def readable(sentence: str) -> bool:
     if not MIN_SENTENCE_WORDS <= words <= MAX_SENTENCE_WORDS or not _SENTENCE_END.search(sentence):
         return False
     return len(content_words(sentence)) >= MIN_SENTENCE_CONTENT_WORDS
+
+
+def lends_back(sentence: str) -> bool:
+    """Whether a sentence too short to stand alone still says something ("My favorite indoor wood.",
+    "Excellent for chairs."): it is not quoted by itself, but its closeness to a question counts for
+    the sentence before it on its line, with which it is read."""
+    words = len(sentence.split())
+    return (
+        words < MIN_SENTENCE_WORDS
+        and bool(_SENTENCE_END.search(sentence))
+        and len(content_words(sentence)) >= MIN_SENTENCE_CONTENT_WORDS
+    )
 
 
 def share(asked: set[str], words: set[str]) -> float:

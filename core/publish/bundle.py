@@ -4,7 +4,7 @@
     index, blobs = build_index(corpus, embedder, settings)
 
 `index` (JSON) holds the chunks (text, post, title, section, keywords, address) with each chunk's
-sentence units (offset, length, readable, signpost: core/answer/quotable.py's split, done here so the
+sentence units (offset, length, flags readable/signpost/lends back: core/answer/quotable.py's split, done here so the
 page never splits sentences), BM25 statistics of the keyword side (the same tokens as LanceDB's
 full-text index: checked against its scores by tests/integration/test_static_export.py), the words the relevance bar
 reads (a lemma table for the corpus's words and their inflections, compound heads, stop and function
@@ -41,7 +41,7 @@ from core.answer.extractive import (
     heading_text,
     is_signpost,
 )
-from core.answer.quotable import readable, sentence_units
+from core.answer.quotable import lends_back, readable, sentence_units
 from core.answer.reply import CANNOT_READ, NO_ANSWER
 from core.chunk import STOPWORDS
 from core.config import Settings
@@ -223,10 +223,11 @@ def build_index(corpus: Corpus, embedder: Embedder, settings: Settings) -> tuple
         units = []
         body = row["text"] or ""
         for start, text in sentence_units(body):
-            ok, sign = readable(text), is_signpost(text)
-            vector = sentences.setdefault(text, len(sentences)) if ok or sign else -1
+            ok, sign, lends = readable(text), is_signpost(text), lends_back(text)
+            vector = sentences.setdefault(text, len(sentences)) if ok or sign or lends else -1
+            flags = int(ok) | (2 * int(sign)) | (4 * int(lends))
             # Offsets in UTF-16 code units, as JavaScript strings count them (an emoji is two).
-            units.append([utf16_len(body[:start]), utf16_len(text), int(ok) | (2 * int(sign)), vector])
+            units.append([utf16_len(body[:start]), utf16_len(text), flags, vector])
         heading = heading_text(row["title"] or "", row["section"] or "")
         chunks.append(
             {

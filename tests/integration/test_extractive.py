@@ -227,6 +227,25 @@ def test_a_signpost_lends_its_closeness_to_the_sentence_it_announces(embedder):
     assert not is_signpost("Height:") and not is_signpost("There is what I use now.")
 
 
+def test_a_sentence_too_short_to_quote_alone_lends_its_closeness_to_the_one_before_it(embedder):
+    text = (
+        "For the record, this spring's prices:\n\n"
+        "Hard maple, $5.50. Dense and pale; I use it for drawer sides and anything that gets hard wear.\n"
+        "Black cherry, $6.25 a board foot. My favorite indoor wood. It darkens to a deep reddish brown.\n"
+        "White oak, $7.00, more for quartersawn. Strong, rot-resistant, and beautiful quartersawn."
+    )
+    question = "What's your favourite wood?"
+    answer = extract_answer(question, [hit(text)], embedder)
+    assert answer.sentences[0].text == "For the record, this spring's prices:", answer.text
+    assert "Black cherry, $6.25 a board foot. My favorite indoor wood." in answer.text
+    # The short sentence is read with its line, never quoted alone, and without it nothing lends.
+    assert all(q.text != "My favorite indoor wood." or n > 0 for n, q in enumerate(answer.sentences))
+    without = extract_answer(question, [hit(text.replace(" My favorite indoor wood.", ""))], embedder)
+    black = next(q for q in answer.sentences if q.text.startswith("Black cherry"))
+    black_without = next((q for q in without.sentences if q.text.startswith("Black cherry")), None)
+    assert black_without is None or black.similarity > black_without.similarity, (answer.text, without.text)
+
+
 def test_passages_hold_the_evidence_more_often_than_the_naive_two_sentence_quoter(asked, embedder):
     """Set-level, on the same hits: the passage answer quotes an evidence sentence for more of the
     English demo questions than the baseline of core/evaluate/baseline.py, and for most of them."""

@@ -301,7 +301,7 @@ export class Engine {
         const key = normalised(text).toLowerCase();
         const ok = Boolean(flags & 1) && !seen.has(key);
         seen.add(key);
-        out.push({ hit: h, index: i, start, text, words: splitWords(text).length, readable: ok, signpost: Boolean(flags & 2), vector });
+        out.push({ hit: h, index: i, start, text, words: splitWords(text).length, readable: ok, signpost: Boolean(flags & 2), lends: Boolean(flags & 4), vector });
       });
     });
     return out;
@@ -349,6 +349,17 @@ export class Engine {
       const k = positionOf.get(i + 1);
       if (k !== undefined && units[i + 1].hit === u.hit) {
         similarity[k] = Math.max(similarity[k], this.rescale(this.dot(this.sentenceBase + u.vector, q)));
+      }
+    });
+    // A sentence too short to quote alone lends its closeness to the readable one before it on its line.
+    units.forEach((u, i) => {
+      if (u.readable || !u.lends) return;
+      const text = this.chunks[hits[u.hit].chunk].text;
+      for (let j = i - 1; j >= 0 && units[j].hit === u.hit && !text.slice(units[j].start, u.start).includes("\n"); j--) {
+        if (!units[j].readable) continue;
+        const k = positionOf.get(j);
+        if (k !== undefined) similarity[k] = Math.max(similarity[k], this.rescale(this.dot(this.sentenceBase + u.vector, q)));
+        break;
       }
     });
     const scores = cheap.map((c, k) => c + W.similarity * similarity[k]);
