@@ -18,6 +18,7 @@ from core.answer.owner import (
     DESCRIPTIONS,
     KEYS,
     MAX_STARTERS,
+    MIN_STARTERS,
     PERSONA_EXAMPLE,
     edited,
     field_texts,
@@ -110,6 +111,13 @@ def suggest() -> None:
         + ". Edit them, then Save.",
         "info",
     )
+    if len(found) < MIN_STARTERS:  # too few posts and passages for more: Save would refuse them as they are
+        shared.flash(
+            f"The posts gave only {shared.plural(len(found), 'question')}: add at least "
+            f"{MIN_STARTERS - len(found)} more of your own (one per line) before saving; "
+            f"{MIN_STARTERS} to {MAX_STARTERS} are needed.",
+            "warning",
+        )
 
 
 def not_set_note(key: str) -> str:

@@ -139,3 +139,12 @@ def test_a_save_from_elsewhere_is_kept_and_only_the_owners_edits_are_written(dat
     button(at, "Save").click().run()
     assert load_owner(Store(data_dir)).author_name == "Maya"
     assert not [i for i in shown(at.info) if "elsewhere" in i]
+
+
+def test_suggesting_from_a_single_passage_says_more_questions_are_needed(data_dir):
+    Store(data_dir).delete_posts(["bees", "walks"])  # one post of one chunk left
+    at = owner_page()
+    button(at, "Suggest starter questions").click().run()
+    assert not at.exception and not at.error
+    assert len(field(at, "starters").value.splitlines()) == 1
+    assert any("add at least 2 more of your own" in w for w in shown(at.warning)), shown(at.warning)
