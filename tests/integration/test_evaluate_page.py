@@ -132,6 +132,12 @@ def test_answer_results_have_headers_in_words_and_a_chart(data_dir):
     assert summary["token_f1"]["label"] == "Words shared with the reference (F1)"
     assert summary["no_answer_on_topic"]["label"] == "Declined on topic"
     assert "lower is better" in summary["no_answer_on_topic"]["help"]
-    assert json.loads(at.dataframe[1].proto.columns)["answer"]["width"] == "large"
-    assert at.dataframe[1].proto.row_height > 21  # answers are longer than a line: shown whole
+    rows_config = json.loads(at.dataframe[1].proto.columns)
+    assert rows_config["answer"]["width"] == "large"
+    assert at.dataframe[1].proto.row_height > 21  # answers are longer than a line: taller rows
     assert "**Answers by mode**" in shown(at.markdown) and len(at.get("vega_lite_chart")) == 1
+    # The rows' own words: per row `evidence` and `on_topic` are yes/no, not the summaries' counts.
+    assert rows_config["evidence"]["label"] == "Holds a quote"
+    assert rows_config["evidence"]["help"].startswith("Whether the answer contains one of the question's")
+    assert rows_config["on_topic"]["label"] == "On topic"
+    assert rows_config["on_topic"]["help"].startswith("Whether the posts answer this question")
