@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from pages.shared.tables import header_width
+from pages.shared.text import md_escape, safe_answer
 
 # key (with "@k" for any cut-off) → (header, one-line explanation).
 WORDS: dict[str, tuple[str, str]] = {
@@ -58,6 +59,8 @@ RATIO = (" vs baseline", "This row's figure ÷ the baseline's: above 1 is better
 TEXT = {"query", "question", "answer", "relevant", "found", "sources"}
 CHARS_PER_LINE = 58  # a "large" column (~400 px) in the app's font
 LINE_PX, ROW_PADDING_PX, MAX_LINES = 21, 14, 8
+MAX_CELL = CHARS_PER_LINE * MAX_LINES  # characters a text cell shows whole at most
+SHORTENED = " … (in full below the table)"
 
 
 # The answer rows (one per question and mode) share some keys with the summaries, meaning something
@@ -126,6 +129,30 @@ def table(frame: pd.DataFrame, own: dict[str, tuple[str, str]] | None = None) ->
     st.dataframe(
         frame, hide_index=True, column_config=column_config(frame, own), row_height=row_height(frame)
     )
+
+
+def shortened(text: str, limit: int = MAX_CELL) -> str:
+    """`text` if it fits in a cell's MAX_LINES, else its start, cut at a word, saying where the rest is."""
+    if len(text) <= limit:
+        return text
+    room = limit - len(SHORTENED)
+    cut = text.rfind(" ", 0, room)
+    return text[: cut if cut > 0 else room].rstrip() + SHORTENED
+
+
+def answer_rows(rows: pd.DataFrame) -> None:
+    """The answer rows: a table whose longest answers (up to ~1,200 characters, more than a row of
+    MAX_LINES shows) are shortened, saying so, then each such answer in full below, as the reader sees it,
+    so no answer is cut without a way to read it all."""
+    shown = rows.assign(answer=rows["answer"].astype(str).map(shortened)) if "answer" in rows else rows
+    table(shown, ANSWER_ROW_WORDS)
+    long = rows[rows["answer"].astype(str).str.len() > MAX_CELL] if "answer" in rows else rows.iloc[:0]
+    if long.empty:
+        return
+    st.caption(f"Answers longer than a row shows, in full ({len(long)}):")
+    for row in long.itertuples(index=False):
+        with st.expander(md_escape(f"{row.query_id} · {row.mode}: {row.question}")):
+            st.markdown(safe_answer(str(row.answer)))
 
 
 def bar_chart(frame: pd.DataFrame, index: str, columns: list[str], *, title: str) -> None:
