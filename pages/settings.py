@@ -211,6 +211,6 @@ if st.button("Preview", icon=":material/visibility:") and question.strip():
                 continue
             if answered.mode == "none":
                 st.caption("The posts do not answer this: readers get the decline text.")
-            st.text(text)
+            st.markdown(shared.safe_answer(text))  # as the chat shows it: titles in italics, no images
     if preview.uses_builtin_llm:
         st.caption("No answer model is configured (OPENAI_API_KEY or OPENAI_BASE_URL): readers get quotes.")

@@ -118,7 +118,9 @@ def test_the_preview_shows_the_system_prompt_as_typed_and_the_quoted_answer():
     button(at, "Preview").click().run()
     assert not at.exception and not at.error
     assert at.code[0].value == PERSONA.replace("{author_name}", "Maya")  # unsaved, as typed
-    assert any("Swarming season starts in May." in t for t in texts(at.text))
+    # Shown as the chat shows it: Markdown (the title in italics), not its raw asterisks as plain text.
+    assert any("From *On Bees*:\nSwarming season starts in May." in m for m in texts(at.markdown))
+    assert not any("*On Bees*" in t for t in texts(at.text))
     assert any("No answer model is configured" in c for c in texts(at.caption))
 
 
