@@ -246,7 +246,7 @@ def answers_section(query_set: QuerySet | None) -> None:
         evaluating.table(summary)
         evaluating.bar_chart(summary, "mode", ANSWER_MEASURES, title="Answers by mode")
         rows = pd.DataFrame([row.to_json() for report in reports for row in report.rows])
-        evaluating.table(rows)
+        evaluating.answer_rows(rows)
 
 
 query_set = pick_set()

@@ -18,8 +18,12 @@ from core.answer.owner import (
     DESCRIPTIONS,
     KEYS,
     MAX_STARTERS,
+    MIN_STARTERS,
     PERSONA_EXAMPLE,
+    edited,
+    field_texts,
     load_owner,
+    reloaded,
     save_owner,
 )
 from core.config import ConfigError, Settings
@@ -33,6 +37,8 @@ shared.through_entry()  # first: a fresh server may run this file on its own (pa
 
 md = shared.md_escape
 FIELD = "owner_{}"  # session state key of each field's widget
+FILLED, VERSION = "owner_filled", "owner_version"  # each field's text when filled; the settings' version
+JUST_SAVED = "owner_just_saved"  # the fields this session saved, to show as stored on the next run
 LABELS = {
     "author_name": "Author's name",
     "author_description": "Short description",
@@ -51,24 +57,38 @@ if not shared.require_owner("Changing the settings"):
 settings = shared.base_settings()  # what answers use now: saved values over the environment's
 store = shared.get_store(settings)
 try:
-    saved = load_owner(store)
+    # The version first: a save landing between the two reads shows as a newer version on the next run.
+    version = store.settings_version()
+    stored = field_texts(load_owner(store))
 except shared.KNOWN_ERRORS as exc:
     st.error(f"Cannot read the saved settings: {md(exc)}")
     st.stop()
 defaults = Settings.load(secrets=read_secrets())  # what applies where nothing is saved
 
 
-def stored_text(key: str) -> str:
-    value = getattr(saved, key)
-    return "\n".join(value) if key == "starters" else value
-
-
-for key in KEYS:  # the widgets start from what is saved, and keep the owner's typing across reruns
-    st.session_state.setdefault(FIELD.format(key), stored_text(key))
-
-
 def typed() -> dict[str, str]:
     return {key: st.session_state[FIELD.format(key)] for key in KEYS}
+
+
+# The widgets start from what is saved and keep the owner's typing across reruns. What each field was
+# filled with (FILLED) is what Save compares with, so only the owner's own edits are written.
+elsewhere: list[str] = []  # fields another process saved since, reloaded in this run
+if FILLED not in st.session_state or any(FIELD.format(k) not in st.session_state for k in KEYS):
+    st.session_state.update({FIELD.format(k): text for k, text in stored.items()})
+    st.session_state[FILLED], st.session_state[VERSION] = stored, version
+elif st.session_state[VERSION] != version:  # saved since the fields were filled: here or elsewhere
+    own = st.session_state.pop(JUST_SAVED, {})
+    fresh = reloaded(typed(), st.session_state[FILLED], stored)
+    mine = {k: stored[k] for k in own if k in stored}  # our own save, as stored (validated, tidied)
+    st.session_state.update({FIELD.format(k): text for k, text in {**fresh, **mine}.items()})
+    st.session_state[FILLED], st.session_state[VERSION] = stored, version
+    elsewhere = [k for k in fresh if k not in own]
+    if elsewhere:
+        st.info(
+            "The settings were changed elsewhere (another tab, `inkwell settings` or another replica) "
+            f"since this page loaded, and are reloaded: {', '.join(LABELS[k] for k in elsewhere)}. "
+            "Fields you edited keep your text."
+        )
 
 
 def use_example_persona() -> None:
@@ -91,6 +111,13 @@ def suggest() -> None:
         + ". Edit them, then Save.",
         "info",
     )
+    if len(found) < MIN_STARTERS:  # too few posts and passages for more: Save would refuse them as they are
+        shared.flash(
+            f"The posts gave only {shared.plural(len(found), 'question')}: add at least "
+            f"{MIN_STARTERS - len(found)} more of your own (one per line) before saving; "
+            f"{MIN_STARTERS} to {MAX_STARTERS} are needed.",
+            "warning",
+        )
 
 
 def not_set_note(key: str) -> str:
@@ -136,7 +163,7 @@ field("persona_prompt", area=True, height=180)
 st.button("Start from the example persona", on_click=use_example_persona, type="tertiary")
 
 if st.button("Save", type="primary", icon=":material/save:"):
-    changes = {k: v for k, v in typed().items() if v.strip() != stored_text(k).strip()}
+    changes = edited(typed(), st.session_state[FILLED])
     try:
         save_owner(store, changes)
     except ConfigError as exc:
@@ -144,6 +171,13 @@ if st.button("Save", type="primary", icon=":material/save:"):
     except shared.KNOWN_ERRORS as exc:
         st.error(f"Could not save the settings: {md(exc)}")
     else:
+        if changes:
+            st.session_state[JUST_SAVED] = changes
+        if elsewhere:  # said above, but the rerun clears it: say it again after
+            names = ", ".join(LABELS[k] for k in elsewhere)
+            shared.flash(
+                f"The settings were changed elsewhere and reloaded: {names} (kept as saved there).", "info"
+            )
         shared.flash("Saved. Readers get them with their next question." if changes else "Nothing changed.")
         st.rerun()
 
@@ -177,6 +211,6 @@ if st.button("Preview", icon=":material/visibility:") and question.strip():
                 continue
             if answered.mode == "none":
                 st.caption("The posts do not answer this: readers get the decline text.")
-            st.text(text)
+            st.markdown(shared.safe_answer(text))  # as the chat shows it: titles in italics, no images
     if preview.uses_builtin_llm:
         st.caption("No answer model is configured (OPENAI_API_KEY or OPENAI_BASE_URL): readers get quotes.")

@@ -152,6 +152,30 @@ def _decoded(key: str, raw: str) -> Any:
     return validated({key: raw})[key]
 
 
+def field_texts(owner: OwnerSettings) -> dict[str, str]:
+    """Each setting as a text field shows it (the starters one per line)."""
+    return {k: "\n".join(v) if isinstance(v := getattr(owner, k), tuple) else v for k in KEYS}
+
+
+def edited(typed: Mapping[str, str], filled: Mapping[str, str]) -> dict[str, str]:
+    """The fields the owner changed from what they were filled with (outer spaces aside). Only these are
+    saved: comparing with what is stored now would write a field another process saved meanwhile back
+    with the old value the page still shows."""
+    return {k: v for k, v in typed.items() if v.strip() != filled.get(k, "").strip()}
+
+
+def reloaded(
+    typed: Mapping[str, str], filled: Mapping[str, str], stored: Mapping[str, str]
+) -> dict[str, str]:
+    """The fields left as filled whose stored value changed since (another process saved them): each
+    one's new text, to show instead. A field the owner edited keeps the owner's text."""
+    return {
+        k: stored[k]
+        for k, v in typed.items()
+        if k in stored and v.strip() == filled.get(k, "").strip() and stored[k].strip() != v.strip()
+    }
+
+
 def load_owner(store: Store) -> OwnerSettings:
     """The saved owner settings (read once per settings-table version; see core/store/settings.py)."""
     return OwnerSettings.from_saved(store.saved_settings())

@@ -13,6 +13,10 @@ claims something the post does not say:
 - else its two best keywords: "What have you written about <k1> and <k2>?";
 - else its post's title: "What is your post “<title>” about?".
 
+A blog with fewer posts than the Settings page's least number of starters (3) is topped up from its
+posts' other chunks, the most central first, so two posts still give three questions; a single chunk
+gives one, and the page says that more must be typed.
+
 The owner reviews and edits them on the Settings page before anything is saved.
 """
 
@@ -26,6 +30,9 @@ from core.store import Store
 
 KMEANS_ROUNDS = 25
 MAX_HEADING_WORDS = 8  # a longer "heading" is a sentence, not a subject
+# The Settings page saves 3-6 starters (core/answer/owner.py MIN_STARTERS; search sits below answer).
+MIN_SUGGESTIONS = 3
+MAX_TOP_UP = 50  # chunks read to top up: the suggestions are few, and their questions repeat quickly
 
 
 @dataclass(frozen=True)
@@ -38,7 +45,9 @@ class Starter:
 
 
 def suggest_starters(store: Store, count: int = 4) -> list[Starter]:
-    """Up to `count` questions, one per cluster of posts, from each cluster's most central chunk."""
+    """Up to `count` questions, one per cluster of posts, from each cluster's most central chunk; with
+    fewer posts than `count` and MIN_SUGGESTIONS, topped up to that many from other chunks of the same
+    posts (fewer only when the chunks do not give that many different questions)."""
     meta, vectors = store.chunk_vectors()
     if not len(vectors) or count < 1:
         return []
@@ -52,16 +61,38 @@ def suggest_starters(store: Store, count: int = 4) -> list[Starter]:
     chunk_ids = meta["chunk_id"].to_pylist()
     chosen: list[str] = []
     used: set[str] = set()  # one chunk per post
+    spare: list[tuple[float, int]] = []  # (-closeness to its cluster's centre, chunk row) of the others
     for cluster in _by_size(labels):
         members = np.flatnonzero(labels[rows] == cluster)  # the chunks of this cluster's posts
-        best = members[np.argsort(-(vectors[members] @ centres[cluster]))]
-        pick = next((int(i) for i in best if post_ids[i] not in used), None)
+        closeness = vectors[members] @ centres[cluster]
+        order = np.argsort(-closeness)
+        pick = next((int(members[i]) for i in order if post_ids[members[i]] not in used), None)
         if pick is not None:
             chosen.append(chunk_ids[pick])
             used.add(post_ids[pick])
+        spare.extend((-float(closeness[i]), int(members[i])) for i in order if int(members[i]) != pick)
     found = store.get_chunks(chosen)
-    starters = [_starter(found[c]) for c in chosen if c in found]
-    return list({s.question.lower(): s for s in starters}.values())
+    starters = _distinct([_starter(found[c]) for c in chosen if c in found])
+    # Fewer posts than the Settings page's least number of starters (a new blog): top up from the same
+    # posts' other chunks, the most central first, so a blog of two posts can still fill the field.
+    want = min(count, MIN_SUGGESTIONS)
+    if len(starters) < want and spare:
+        extra = [chunk_ids[i] for _, i in sorted(spare)[:MAX_TOP_UP]]
+        more = store.get_chunks(extra)
+        for chunk_id in extra:
+            if len(starters) >= want:
+                break
+            if chunk_id in more:
+                starters = _distinct([*starters, _starter(more[chunk_id])])
+    return starters
+
+
+def _distinct(starters: list[Starter]) -> list[Starter]:
+    """The first starter of each question (ignoring case): two chunks may name the same heading."""
+    unique: dict[str, Starter] = {}
+    for starter in starters:
+        unique.setdefault(starter.question.lower(), starter)
+    return list(unique.values())
 
 
 def kmeans(points: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -76,6 +76,15 @@ class Change:
     @property
     def undone(self) -> bool:
         return self.undone_at is not None
+
+    def touched(self, titles: Mapping[str, str], shown: int = 3) -> str:
+        """The posts it touched, for people: "“On Bees”, “Sourdough” and 4 more", by title where the
+        post is still stored (`titles`), else by id (a deleted post)."""
+        names = [f"“{titles[p]}”" if titles.get(p) else p for p in self.post_ids[:shown]]
+        rest = len(self.post_ids) - len(names)
+        if rest:
+            return f"{', '.join(names)} and {rest} more"
+        return " and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else "".join(names)
 
     def to_json(self) -> dict:
         return {

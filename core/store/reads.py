@@ -87,6 +87,11 @@ class Reads:
         rows[0]["url"] = rows[0].get("url") or ""  # none in a table from before addresses
         return rows[0]
 
+    def post_titles(self) -> dict[str, str]:
+        """Each stored post's title, read once per posts table version (for naming posts in lists)."""
+        table = self._open(POSTS)
+        return {} if table is None else dict(per_version(self.key, "post_titles", table, _post_titles))
+
     def post_urls(self) -> dict[str, str]:
         """Each stored post's address (posts without one left out), read once per posts table version."""
         return post_index(self.key, self._open(POSTS))[1]
@@ -360,6 +365,11 @@ def _post_index(table: Any) -> tuple[frozenset[str], dict[str, str]]:
     rows = scan(table, ["post_id", "url"])
     ids, urls = rows["post_id"].to_pylist(), rows["url"].to_pylist()
     return frozenset(ids), {p: u for p, u in zip(ids, urls, strict=True) if u}
+
+
+def _post_titles(table: Any) -> dict[str, str]:
+    rows = scan(table, ["post_id", "title"])
+    return dict(zip(rows["post_id"].to_pylist(), rows["title"].to_pylist(), strict=True))
 
 
 def _chunk_counts(table: Any) -> dict[str, int]:

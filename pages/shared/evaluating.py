@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from pages.shared.tables import header_width
+from pages.shared.text import md_escape, safe_answer
 
 # key (with "@k" for any cut-off) → (header, one-line explanation).
 WORDS: dict[str, tuple[str, str]] = {
@@ -58,21 +59,32 @@ RATIO = (" vs baseline", "This row's figure ÷ the baseline's: above 1 is better
 TEXT = {"query", "question", "answer", "relevant", "found", "sources"}
 CHARS_PER_LINE = 58  # a "large" column (~400 px) in the app's font
 LINE_PX, ROW_PADDING_PX, MAX_LINES = 21, 14, 8
+MAX_CELL = CHARS_PER_LINE * MAX_LINES  # characters a text cell shows whole at most
+SHORTENED = " … (in full below the table)"
 
 
-def words(column: str) -> tuple[str, str]:
+# The answer rows (one per question and mode) share some keys with the summaries, meaning something
+# else: there `evidence` counts a question's quotes and `on_topic` counts questions; here each is yes/no.
+ANSWER_ROW_WORDS: dict[str, tuple[str, str]] = {
+    "on_topic": ("On topic", "Whether the posts answer this question (if not, declining is right)."),
+    "evidence": ("Holds a quote", "Whether the answer contains one of the question's evidence quotes (empty: it has none)."),
+}  # fmt: skip
+
+
+def words(column: str, own: dict[str, tuple[str, str]] | None = None) -> tuple[str, str]:
     """(header, explanation) of a column: 'ndcg@10' → ('Ranking quality (nDCG@10)', …),
-    'dense · found' → ('dense: quotes found', …), 'mrr@10 ×' → ('First right post (MRR@10) vs baseline', …)."""
+    'dense · found' → ('dense: quotes found', …), 'mrr@10 ×' → ('First right post (MRR@10) vs baseline', …).
+    `own`: a table's own words for keys that mean something else in it (they win over WORDS)."""
     if column.endswith(" ×"):
-        label, _ = words(column[:-2])
+        label, _ = words(column[:-2], own)
         return label + RATIO[0], RATIO[1]
     if " · " in column:
         config, _, key = column.partition(" · ")
-        label, help_text = words(key)
+        label, help_text = words(key, own)
         return f"{config}: {label[0].lower() + label[1:]}", help_text
     cut = re.search(r"@(\d+)$", column)
     key = re.sub(r"@\d+$", "@k", column)
-    label, help_text = WORDS.get(key, (column, ""))
+    label, help_text = (own or {}).get(key) or WORDS.get(key, (column, ""))
     if cut:
         label = label.replace("@k", "@" + cut.group(1))
         help_text = help_text.replace("top k", f"top {cut.group(1)}").replace("top-k", f"top-{cut.group(1)}")
@@ -83,13 +95,13 @@ def _is_text(column: str) -> bool:
     return column.partition(" · ")[2] in TEXT or column in TEXT
 
 
-def column_config(frame: pd.DataFrame) -> dict[str, Any]:
+def column_config(frame: pd.DataFrame, own: dict[str, tuple[str, str]] | None = None) -> dict[str, Any]:
     """Headers in words with their explanation, each column wide enough for its header; free text wide;
-    three decimals for scores and ratios, one for milliseconds and seconds."""
+    three decimals for scores and ratios, one for milliseconds and seconds. `own`: as for `words`."""
     cc = st.column_config
     config: dict[str, Any] = {}
     for column in frame.columns:
-        label, help_text = words(column)
+        label, help_text = words(column, own)
         width = header_width(label)
         if _is_text(column):
             config[column] = cc.TextColumn(label, help=help_text, width="large")
@@ -112,9 +124,35 @@ def row_height(frame: pd.DataFrame) -> int | None:
     return LINE_PX * lines + ROW_PADDING_PX if lines > 1 else None
 
 
-def table(frame: pd.DataFrame) -> None:
-    """A table as people read it (see the module docstring)."""
-    st.dataframe(frame, hide_index=True, column_config=column_config(frame), row_height=row_height(frame))
+def table(frame: pd.DataFrame, own: dict[str, tuple[str, str]] | None = None) -> None:
+    """A table as people read it (see the module docstring); `own`: as for `words`."""
+    st.dataframe(
+        frame, hide_index=True, column_config=column_config(frame, own), row_height=row_height(frame)
+    )
+
+
+def shortened(text: str, limit: int = MAX_CELL) -> str:
+    """`text` if it fits in a cell's MAX_LINES, else its start, cut at a word, saying where the rest is."""
+    if len(text) <= limit:
+        return text
+    room = limit - len(SHORTENED)
+    cut = text.rfind(" ", 0, room)
+    return text[: cut if cut > 0 else room].rstrip() + SHORTENED
+
+
+def answer_rows(rows: pd.DataFrame) -> None:
+    """The answer rows: a table whose longest answers (up to ~1,200 characters, more than a row of
+    MAX_LINES shows) are shortened, saying so, then each such answer in full below, as the reader sees it,
+    so no answer is cut without a way to read it all."""
+    shown = rows.assign(answer=rows["answer"].astype(str).map(shortened)) if "answer" in rows else rows
+    table(shown, ANSWER_ROW_WORDS)
+    long = rows[rows["answer"].astype(str).str.len() > MAX_CELL] if "answer" in rows else rows.iloc[:0]
+    if long.empty:
+        return
+    st.caption(f"Answers longer than a row shows, in full ({len(long)}):")
+    for row in long.itertuples(index=False):
+        with st.expander(md_escape(f"{row.query_id} · {row.mode}: {row.question}")):
+            st.markdown(safe_answer(str(row.answer)))
 
 
 def bar_chart(frame: pd.DataFrame, index: str, columns: list[str], *, title: str) -> None:

@@ -32,12 +32,13 @@ def undo_button(settings: Settings) -> None:
     store = get_store(settings)
     try:
         changes = store.changes(limit=RECENT_CHANGES)
+        titles = store.post_titles() if changes else {}
     except KNOWN_ERRORS:
         return
     pending = [c for c in changes if not c.undone]
     if pending:
         change = pending[0]
-        help_text = f"Made {_when(change.at)} UTC. {UNDO_HELP}"
+        help_text = f"Made {_when(change.at)} UTC; touched {md_escape(change.touched(titles))}. {UNDO_HELP}"
         if st.button(f"Undo last change ({change.label})", help=help_text, key="undo_last"):
             _undo(store, change)
     if not changes:
@@ -48,6 +49,7 @@ def undo_button(settings: Settings) -> None:
             posts = plural(len(change.post_ids), "post")
             state = f" · undone {_when(change.undone_at)} UTC" if change.undone_at else ""
             left.markdown(f"**{md_escape(change.label)}** · {_when(change.at)} UTC · {posts}{state}")
+            left.caption(md_escape(change.touched(titles)))  # which posts: the label may only count them
             if not change.undone and right.button(
                 "Undo", key=f"undo_{change.change_id}", help=UNDO_HELP, width="stretch"
             ):

@@ -266,10 +266,10 @@ def limiter() -> RateLimiter:
 
 
 def flash(message: str, kind: str = "success") -> None:
-    st.session_state[FLASH_KEY] = (kind, message)
+    # A list: one run may have two things to say after its rerun (e.g. saved, and reloaded meanwhile).
+    st.session_state.setdefault(FLASH_KEY, []).append((kind, message))
 
 
 def show_flash() -> None:
-    kind, message = st.session_state.pop(FLASH_KEY, (None, None))
-    if message:
+    for kind, message in st.session_state.pop(FLASH_KEY, []):
         getattr(st, kind)(message)

@@ -156,6 +156,24 @@ def test_recent_changes_survive_a_reload_and_each_is_undone_alone(data_dir):
     assert any("changed since, by" in w for w in texts(at.warning)), texts(at.warning)
 
 
+def test_recent_changes_name_the_posts_they_touched(data_dir, embedder):
+    from core.models import Block, Post
+
+    walks = [f"Walk {i} went along the canal, past the lock and the old mill." for i in range(1, 6)]
+    posts = [
+        Post(f"walk-{i}", f"Walk {i}", [Block(text)], raw=text, source=f"walk-{i}.txt")
+        for i, text in enumerate(walks, 1)
+    ]
+    settings = Settings.load({"data_dir": data_dir}, environ={})
+    ingest_posts(posts, settings, store=Store(data_dir), embedder=embedder, label="ingest of 5 posts")
+    Store(data_dir).delete_posts(["walk-5"])
+    at = open_app("pages/posts.py")
+    captions = shown(at.caption)
+    assert "“Walk 1”, “Walk 2”, “Walk 3” and 2 more" in captions, captions  # the first few, by title
+    assert "walk-5" in captions  # deleted: by its id, the title is gone with it
+    assert "touched walk-5." in button(at, "Undo last change (deletion of 1 post)").help.replace("\\", "")
+
+
 def test_paste_with_no_text_is_a_clear_error(data_dir):
     at = open_app("pages/posts.py")
     at.text_input(key="paste_title").input("Empty")

@@ -9,7 +9,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.store import Store
+from pages.shared.evaluating import MAX_CELL
 from pages.shared.tables import header_width
+from pages.shared.text import safe_answer
 from tests.conftest import isolate_app, open_app, shown
 
 PAGE = "pages/quality.py"
@@ -132,6 +134,25 @@ def test_answer_results_have_headers_in_words_and_a_chart(data_dir):
     assert summary["token_f1"]["label"] == "Words shared with the reference (F1)"
     assert summary["no_answer_on_topic"]["label"] == "Declined on topic"
     assert "lower is better" in summary["no_answer_on_topic"]["help"]
-    assert json.loads(at.dataframe[1].proto.columns)["answer"]["width"] == "large"
-    assert at.dataframe[1].proto.row_height > 21  # answers are longer than a line: shown whole
+    rows_config = json.loads(at.dataframe[1].proto.columns)
+    assert rows_config["answer"]["width"] == "large"
+    assert at.dataframe[1].proto.row_height > 21  # answers are longer than a line: taller rows
     assert "**Answers by mode**" in shown(at.markdown) and len(at.get("vega_lite_chart")) == 1
+    # The rows' own words: per row `evidence` and `on_topic` are yes/no, not the summaries' counts.
+    assert rows_config["evidence"]["label"] == "Holds a quote"
+    assert rows_config["evidence"]["help"].startswith("Whether the answer contains one of the question's")
+    assert rows_config["on_topic"]["label"] == "On topic"
+    assert rows_config["on_topic"]["help"].startswith("Whether the posts answer this question")
+    # No answer is cut: a cell holds at most what MAX_LINES rows show, and a longer answer is in full below.
+    answers = [row.answer for report in at.session_state["eval_answers"] for row in report.rows]
+    longest = max(answers, key=len)
+    assert len(longest) > MAX_CELL  # the demo set has answers longer than a row shows
+    cells = at.dataframe[1].value["answer"]
+    assert cells.str.len().max() <= MAX_CELL and cells.str.endswith("(in full below the table)").any()
+    assert safe_answer(longest) in shown_markdown(at), "the longest answer is not shown whole"
+    in_full = [e for e in at.expander if " · extractive: " in e.label.replace("\\", "")]
+    assert len(in_full) == len([a for a in answers if len(a) > MAX_CELL])
+
+
+def shown_markdown(at) -> list[str]:
+    return [m.value for m in at.markdown]

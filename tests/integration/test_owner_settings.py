@@ -174,3 +174,14 @@ def test_suggested_starters_come_from_central_chunks_of_different_posts(corpus):
 
 def test_no_posts_no_suggestions(tmp_path):
     assert suggest_starters(Store(tmp_path / "db")) == []
+
+
+def test_two_posts_give_three_starters_from_their_other_chunks(corpus):
+    corpus.delete_posts(["walks"])  # bees (3 chunks) and bread (1): fewer posts than starters needed
+    starters = suggest_starters(corpus, count=4)
+    assert len(starters) == 3  # topped up to the Settings page's least, not one per post only
+    assert len({s.question.lower() for s in starters}) == 3 and len({s.chunk_id for s in starters}) == 3
+    assert {s.post_id for s in starters} == {"bees", "bread"}
+    assert len(suggest_starters(corpus, count=2)) == 2  # asked for fewer: no top-up past the count
+    corpus.delete_posts(["bees"])  # one post of one chunk: one question, nothing to top up from
+    assert [s.post_id for s in suggest_starters(corpus, count=4)] == ["bread"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.answer.owner import load_owner
+from core.answer.owner import load_owner, save_owner
 from core.store import Store
 from tests.conftest import button, open_app, shown, texts
 from tests.servers import ScriptedOpenAIServer
@@ -118,5 +118,35 @@ def test_the_preview_shows_the_system_prompt_as_typed_and_the_quoted_answer():
     button(at, "Preview").click().run()
     assert not at.exception and not at.error
     assert at.code[0].value == PERSONA.replace("{author_name}", "Maya")  # unsaved, as typed
-    assert any("Swarming season starts in May." in t for t in texts(at.text))
+    # Shown as the chat shows it: Markdown (the title in italics), not its raw asterisks as plain text.
+    assert any("From *On Bees*:\nSwarming season starts in May." in m for m in texts(at.markdown))
+    assert not any("*On Bees*" in t for t in texts(at.text))
     assert any("No answer model is configured" in c for c in texts(at.caption))
+
+
+def test_a_save_from_elsewhere_is_kept_and_only_the_owners_edits_are_written(data_dir):
+    at = owner_page()  # the fields are filled now: every one empty
+    save_owner(Store(data_dir), {"greeting": "Hello from the CLI", "chat_title": "Old title"})
+    field(at, "chat_title").input("Ask Maya")  # the only field the owner edits
+    button(at, "Save").click().run()
+    assert not at.exception and not at.error
+    saved = load_owner(Store(data_dir))
+    assert saved.greeting == "Hello from the CLI"  # not written back empty, as the page was filled
+    assert saved.chat_title == "Ask Maya"  # the owner's edit wins over the other save of the same field
+    assert "Saved. Readers get them with their next question." in texts(at.success)
+    assert any("changed elsewhere and reloaded: Greeting" in i for i in shown(at.info)), shown(at.info)
+    assert field(at, "greeting").value == "Hello from the CLI"  # the page shows what is stored now
+    # With nothing saved elsewhere since, a save says nothing of a reload.
+    field(at, "author_name").input("Maya")
+    button(at, "Save").click().run()
+    assert load_owner(Store(data_dir)).author_name == "Maya"
+    assert not [i for i in shown(at.info) if "elsewhere" in i]
+
+
+def test_suggesting_from_a_single_passage_says_more_questions_are_needed(data_dir):
+    Store(data_dir).delete_posts(["bees", "walks"])  # one post of one chunk left
+    at = owner_page()
+    button(at, "Suggest starter questions").click().run()
+    assert not at.exception and not at.error
+    assert len(field(at, "starters").value.splitlines()) == 1
+    assert any("add at least 2 more of your own" in w for w in shown(at.warning)), shown(at.warning)
