@@ -52,9 +52,9 @@ The answer is then a passage, the author's own words as written: the best-scored
 belongs to it, in the order written. A sentence that opens by pointing back
 ("This is why…", "He…", "But…") brings the one before it; a line of a list brings the list's lead-in
 (a line ending in a colon before its paragraph); then the sentences after it follow, across
-paragraph breaks and into the post's next chunk when retrieval brought it, until MAX_WORDS. A second post's passage follows only when that post's best
-sentence scores within SECOND_POST_GAP of the first and is no near-duplicate of it. Nothing is glued
-across a gap: the Markdown keeps the author's line and paragraph breaks. Chosen over the earlier
+paragraph breaks and into the post's next chunk when retrieval brought it, until MAX_WORDS. A second
+post's passage follows only when that post's best sentence scores within the profile's
+`passage.second_post_gap` of the first and is no near-duplicate of it. Nothing is glued across a gap: the Markdown keeps the author's line and paragraph breaks. Chosen over the earlier
 collage of the best sentences from anywhere (greedy MMR, joined with "…"), which was tuned on the demo
 questions and lost to a naive two-sentence quoter on essays it was not tuned on; measured in
 docs/answers.md, "Answer quality (measured)".
@@ -75,7 +75,7 @@ import numpy as np
 from core.answer.quotable import readable, sentence_units, share
 from core.embed import Embedder, embed_query, passage_vectors, relevance_scale, rescale
 from core.models import Hit
-from core.profiles import profile_for
+from core.profiles import Passage, profile_for
 from core.text import UNDETERMINED, detect_language
 from core.text.fragments import fragment_link
 from core.text.languages import ENGLISH, Language, language
@@ -89,10 +89,6 @@ MAX_CANDIDATES = 64
 # A passage's words at most; its best sentence is taken even when longer (core/answer/quotable.py:
 # which sentences can be quoted at all).
 MAX_WORDS = 100
-# A second post whose best sentence is this close to the first's (cosine) says the same: not quoted.
-NEAR_DUPLICATE = 0.9
-# A second post's passage only when its best sentence scores within this much of the first's.
-SECOND_POST_GAP = 0.05
 
 # Warming the memo at start: at most this many texts (half the memo), embedded this many at a time.
 WARM_UP_LIMIT = 25_000
@@ -257,7 +253,8 @@ def extract_answer(
         return ExtractiveAnswer(question, [], embedder.model_id, seconds=time.perf_counter() - started)
 
     scale = relevance_scale(embedder.model_id)
-    w = profile_for(embedder.model_id).scorer  # the score weights (the docstring says how they were chosen)
+    profile = profile_for(embedder.model_id)
+    w = profile.scorer  # the score weights (the docstring says how they were chosen)
     q_vector = embed_query(embedder, question)
     used = sorted({u.hit for u in units})
     # Sentences and headings of popular posts come back question after question: memoised.
@@ -293,7 +290,7 @@ def extract_answer(
             similarity[k] = max(similarity[k], sim)
     scores = cheap + w.similarity * similarity
 
-    picked = _passages(units, hits[:MAX_HITS], langs, candidates, scores, vectors, max_words)
+    picked = _passages(units, hits[:MAX_HITS], langs, candidates, scores, vectors, max_words, profile.passage)
     quotes = []
     for n, i in enumerate(picked):
         unit, hit = units[i], hits[units[i].hit]
@@ -433,20 +430,24 @@ def _passages(
     scores: np.ndarray,
     vectors: np.ndarray,
     max_words: int,
+    rule: Passage,
 ) -> list[int]:
     """Unit indexes of the answer: the passage around the best-scored sentence, then, when another
-    post's best sentence scores within SECOND_POST_GAP of it and says something else (cosine below
-    NEAR_DUPLICATE), that post's passage too, each at most `max_words` words (the best sentence alone
-    may pass it)."""
+    post's best sentence scores within `rule.second_post_gap` of it and says something else (cosine
+    below `rule.near_duplicate`), that post's passage too, each at most `max_words` words (the best
+    sentence alone may pass it)."""
     order = [int(k) for k in np.argsort(-scores, kind="stable")]
     first = order[0]
     picked = _passage(units, hits, langs, candidates[first], max_words)
     first_post = hits[units[candidates[first]].hit].post_id
     for k in order[1:]:
-        if scores[k] < scores[first] - SECOND_POST_GAP:
+        if scores[k] < scores[first] - rule.second_post_gap:
             break
         i = candidates[k]
-        if hits[units[i].hit].post_id == first_post or float(vectors[k] @ vectors[first]) >= NEAR_DUPLICATE:
+        if (
+            hits[units[i].hit].post_id == first_post
+            or float(vectors[k] @ vectors[first]) >= rule.near_duplicate
+        ):
             continue
         picked += _passage(units, hits, langs, i, max_words)
         break

@@ -44,6 +44,7 @@ import numpy as np
 
 from core.embed import Embedder, cross_lingual, relevance_scale, rescale
 from core.models import Hit
+from core.profiles import profile_for
 from core.text import UNDETERMINED, detect_language, language_name, languages_differ, split_sentences
 from core.text.languages import Language, language
 from core.text.words import (
@@ -56,8 +57,6 @@ from core.text.words import (
 from core.text.words import content_words as lemmas
 from core.text.words import names as _names
 
-SIMILARITY_THRESHOLD = 0.65
-OVERLAP_THRESHOLD = 0.65
 # A number as written (digits with separators, a decimal part) or a word, perhaps hyphenated
 # ("thirty-five"), that the sentence's language may spell a number with: all normalised to digits so
 # "thirty percent" matches "30 percent" (core/text/languages.py has the number words).
@@ -217,19 +216,33 @@ class GroundingChecker:
         hits: Sequence[Hit],
         embedder: Embedder,
         *,
-        similarity_threshold: float = SIMILARITY_THRESHOLD,
-        overlap_threshold: float = OVERLAP_THRESHOLD,
+        similarity_threshold: float | None = None,
+        overlap_threshold: float | None = None,
     ) -> None:
         self.hits = list(hits)
         self.embedder = embedder
-        self.similarity_threshold = similarity_threshold
-        self.overlap_threshold = overlap_threshold
+        self._similarity_threshold = similarity_threshold
+        self._overlap_threshold = overlap_threshold
         self.hit_words = [content_forms(h.text) for h in self.hits]
         texts = [h.title for h in self.hits] + [h.section for h in self.hits] + [h.text for h in self.hits]
         self.excerpt_language = excerpts_language(self.hits)
         self.known = _known_details(texts, self.excerpt_language)
         self.number_contexts = _number_contexts(texts, self.excerpt_language)
         self._vectors: np.ndarray | None = None  # the excerpts', once embedded
+
+    # Thresholds left None are the embedding model's profile's (its `grounding` block), read when needed:
+    # a checker of details only has no embedder.
+    @property
+    def similarity_threshold(self) -> float:
+        if self._similarity_threshold is not None:
+            return self._similarity_threshold
+        return profile_for(self.embedder.model_id).grounding.similarity
+
+    @property
+    def overlap_threshold(self) -> float:
+        if self._overlap_threshold is not None:
+            return self._overlap_threshold
+        return profile_for(self.embedder.model_id).grounding.overlap
 
     def check(self, answer: str) -> Grounding:
         """Every sentence of `answer`, judged against the excerpts."""
@@ -258,9 +271,10 @@ class GroundingChecker:
             self._embed([sentences[i] for i in judged]) @ self._vectors.T,
             relevance_scale(self.embedder.model_id),
         )
+        similarity_bar, overlap_bar = self.similarity_threshold, self.overlap_threshold
         for row, i in enumerate(judged):
             overlap = np.array([len(words[i] & hw) / len(words[i]) for hw in self.hit_words])
-            passes = (similarity[row] >= self.similarity_threshold) | (overlap >= self.overlap_threshold)
+            passes = (similarity[row] >= similarity_bar) | (overlap >= overlap_bar)
             result = results[i]
             result.judged = True
             result.similarity = float(similarity[row].max())
@@ -333,10 +347,11 @@ def check_grounding(
     hits: Sequence[Hit],
     embedder: Embedder,
     *,
-    similarity_threshold: float = SIMILARITY_THRESHOLD,
-    overlap_threshold: float = OVERLAP_THRESHOLD,
+    similarity_threshold: float | None = None,
+    overlap_threshold: float | None = None,
 ) -> Grounding:
-    """Each sentence of `answer` judged against the excerpts (`hits`); see GroundingChecker."""
+    """Each sentence of `answer` judged against the excerpts (`hits`); see GroundingChecker (thresholds
+    left None are the embedding model's profile's)."""
     checker = GroundingChecker(
         hits, embedder, similarity_threshold=similarity_threshold, overlap_threshold=overlap_threshold
     )

@@ -36,8 +36,6 @@ from core.answer.extractive import (
     MAX_HITS,
     MAX_WORDS,
     MIN_SIGNPOST_WORDS,
-    NEAR_DUPLICATE,
-    SECOND_POST_GAP,
     heading_text,
     is_signpost,
 )
@@ -280,7 +278,8 @@ def _settings(settings: Settings) -> dict:
 def _rules(model_id: str) -> dict:
     """The constants of core/answer and core/search that the page's port of them needs."""
     bar = thresholds_for(model_id)
-    weights = profile_for(model_id).scorer
+    profile = profile_for(model_id)
+    weights = profile.scorer
     return {
         "scale": list(relevance_scale(model_id)),
         "thresholds": {
@@ -305,8 +304,8 @@ def _rules(model_id: str) -> dict:
             "length": weights.length,
             "question": weights.question,
         },
-        "near_duplicate": NEAR_DUPLICATE,
-        "second_post_gap": SECOND_POST_GAP,
+        "near_duplicate": profile.passage.near_duplicate,
+        "second_post_gap": profile.passage.second_post_gap,
         "min_signpost_words": MIN_SIGNPOST_WORDS,
         "checked_hits": CHECKED_HITS,
         "suggestions": SUGGESTIONS,

@@ -7,7 +7,8 @@ most telling words, counted, with three example questions and the closest existi
 Grouping: the questions' vectors (the table's embedder, `query` form) are clustered by average
 linkage, merging while two groups' mean cosine similarity is at least `threshold` (every pair of
 questions across them counts, so one stray question cannot chain two themes together as single linkage
-would). The default was chosen on data/eval-topics/questions.jsonl (docs/readers.md has the figures).
+would). The default is the model profile's `topics_merge`, a relevance on the model's scale, chosen per
+model on data/eval-topics/questions.jsonl (docs/readers.md has the figures).
 Identical questions (ignoring case and punctuation) are embedded once and counted each time.
 
 Naming is c-TF-IDF-like: a word scores by its share of the group's words times log(1 + A / its count in
@@ -28,17 +29,11 @@ import numpy as np
 import regex
 
 from core.embed import Embedder, normalise_rows, relevance_scale, rescale
-from core.embed.multilingual import MODEL_ID as MULTILINGUAL_MODEL_ID
+from core.profiles import profile_for
 from core.search.posts import post_vectors
 from core.store import Store, StoreError
 from core.text import detect_language, function_words, stemmer_for
 
-# The mean similarity, as relevance on the model's scale (core/embed/scales.py), at which two groups of
-# questions merge: chosen per model on data/eval-topics (docs/readers.md has the grid). MiniLM at 0.25:
-# its English questions purity 0.96, completeness 0.89, 9 groups for 7 themes; e5-small at 0.4: all four
-# languages purity 0.99, completeness 0.78.
-DEFAULT_THRESHOLD = 0.25
-THRESHOLDS = {MULTILINGUAL_MODEL_ID: 0.4}
 # Average linkage is quadratic in memory and cubic in time: at most this many distinct questions (the
 # newest) are grouped, about a second on two cores.
 MAX_QUESTIONS = 1500
@@ -208,8 +203,9 @@ def find_topics(
     min_count: int = 1,
 ) -> list[Topic]:
     """The questions (newest first) grouped into topics, most asked first; topics asked fewer than
-    `min_count` times are left out; `threshold` None: the model's (THRESHOLDS). With a `store`, each topic gets its closest post (None without posts,
-    or when the table's vectors come from another model than `embedder`)."""
+    `min_count` times are left out; `threshold` None: the model's (its profile's `topics_merge`). With a
+    `store`, each topic gets its closest post (None without posts, or when the table's vectors come from
+    another model than `embedder`)."""
     distinct: dict[str, str] = {}
     repeats: Counter[str] = Counter()
     for question in questions:
@@ -225,7 +221,7 @@ def find_topics(
     vectors = normalise_rows(embedder.query([distinct[k] for k in keys]))
     low, high = relevance_scale(embedder.model_id)
     if threshold is None:
-        threshold = THRESHOLDS.get(embedder.model_id, DEFAULT_THRESHOLD)
+        threshold = profile_for(embedder.model_id).topics_merge
     groups = average_linkage(vectors, low + threshold * (high - low))  # the threshold is a relevance
     texts = [[distinct[keys[i]] for i in group] for group in groups]
     names = name_groups(texts)
