@@ -173,7 +173,8 @@ def lexicon(chunks: Sequence[dict]) -> dict:
     """Lemmas for the corpus's words and their inflections, compound heads, word lists."""
     from simplemma.strategies.dictionaries import DefaultDictionaryFactory
 
-    from core.text.language import _LETTER_HINTS, _STOPWORDS
+    from core.text.function_words import FREQUENT_WORDS
+    from core.text.language import _LETTER_HINTS
 
     texts = [
         " ".join((c["title"] or "", c["section"] or "", c["text"] or "", " ".join(c["keywords"] or [])))
@@ -203,7 +204,7 @@ def lexicon(chunks: Sequence[dict]) -> dict:
         "light_stopwords": sorted(LIGHT_STOPWORDS),
         "filler": sorted(QUESTION_FILLER),
         "heads": heads,
-        "language_words": {lang: sorted(ws) for lang, ws in _STOPWORDS.items()},
+        "language_words": {lang: sorted(ws) for lang, ws in FREQUENT_WORDS.items()},
         "letter_hints": {k: list(v) for k, v in _LETTER_HINTS.items()},
         "function_words": {lang: sorted(function_words(lang)) for lang in LANGUAGE_NAMES},
     }

@@ -33,6 +33,7 @@ from core.profiles import profile_for
 from core.search.posts import post_vectors
 from core.store import Store, StoreError
 from core.text import detect_language, function_words, stemmer_for
+from core.text.words import QUESTION_FILLER
 
 # Average linkage is quadratic in memory and cubic in time: at most this many distinct questions (the
 # newest) are grouped, about a second on two cores.
@@ -41,38 +42,27 @@ NAME_WORDS = 3
 EXAMPLES = 3
 # Function words are removed for these languages always (a short question's language is often a guess).
 BASE_LANGUAGES = ("en", "fr", "de", "es", "it", "pt", "nl")
-# Words of asking rather than of a topic, beyond the stop-word lists.
-ASKING_WORDS = frozenset(
+# Words of asking rather than of a topic: QUESTION_FILLER and, beyond it, words content_words keeps (a
+# question may be about the blog itself) that never name a topic of questions. The stop-word lists
+# already hold the rest ("please", "best", "know").
+ASKING_WORDS = QUESTION_FILLER | frozenset(
     {
-        "please",
-        "thanks",
-        "thank",
-        "anyone",
-        "anything",
-        "something",
-        "tell",
-        "know",
-        "think",
-        "recommend",
-        "recommendation",
         "advice",
-        "tips",
-        "best",
-        "good",
-        "way",
-        "ways",
-        "really",
-        "question",
-        "questions",
-        "write",
-        "wrote",
-        "written",
+        "article",
+        "blog",
         "post",
         "posts",
-        "blog",
-        "article",
+        "question",
+        "questions",
+        "recommend",
+        "recommendation",
+        "tips",
+        "write",
+        "written",
+        "wrote",
     }
 )
+# Not words.LETTER_WORD: keeps combining marks (Devanagari, Thai) and hyphenated compounds whole.
 _WORD = regex.compile(r"\p{L}[\p{L}\p{M}'’-]*")
 
 
