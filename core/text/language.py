@@ -5,13 +5,10 @@ Han → Chinese, Cyrillic → Russian or Ukrainian, Greek, Arabic, Hebrew, Devan
 text is scored by how many of its words are frequent function words of each language, plus a little
 for letters that only some languages use (ñ, ß, ç, ã, å, ø, ł, …). The winner must lead clearly,
 otherwise the answer is "und" (undetermined) and callers treat it as "not known to be the same".
+The frequent function words it scores by are core/text/function_words.py's FREQUENT_WORDS.
 
-simplemma's own `langdetect` was tried first: it loads a lemma dictionary per candidate language and
-took tens of seconds per call on this machine, far too slow for every post and every question.
-
-The corpus's main language (chars-weighted over stored posts) is recorded at ingest by
-`core.llm.cache.LLMCache.record_languages` and read by `core.llm.cache.corpus_language` for question
-translation.
+The corpus's main language (chars-weighted over stored posts) is stored with the posts table at ingest
+(core/store/corpus.py), where question translation reads it.
 """
 
 from __future__ import annotations
