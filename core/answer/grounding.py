@@ -1,24 +1,15 @@
 """Grounding check: which sentences of an answer are supported by the excerpts it was given.
 
 Each answer sentence is compared with every excerpt that went into the context in two ways: the
-cosine similarity of their embeddings (the table's model, on its relevance scale), and word overlap (the share of the
-sentence's content words found in the excerpt). A sentence is supported when either passes its
-threshold and every checkable detail it states (numbers, spelled or in digits, and names) occurs in
-the excerpts; the excerpts that pass are its support. Small local models invent details, so the chat
-marks unsupported sentences and reports the supported fraction instead of presenting them as the
-author's.
-
-Thresholds come from bench/grounding.py on data/demo/eval/grounding.jsonl (85 labelled sentences,
-MiniLM): flagging unsupported sentences, similarity/overlap alone at 0.6/0.6 had F1 0.79 (precision
-0.96, recall 0.68); adding the details check raised it to 0.89, and 0.65/0.65 to 0.92 with 2% false
-alarms on supported sentences (multilingual-e5-small, similarities rescaled: F1 0.89, 4% false
-alarms). A number must also occur in an excerpt sentence (or line, title, heading) sharing a content
-word with the answer sentence, so "Black walnut cost me $4.00 a board foot" fails when the posts
-give $4.00 only as "Ash, $4.00." (F1 0.94, recall 0.90 from 0.88, false alarms unchanged; e5: recall
-0.88 from 0.85, F1 0.91). A right number put in a related wrong place ("12 to 15 percent" moisture
-before building, when the post gives that for air-dried wood) still passes, as does one whose
-sentence shares only a word ("took 20 days" for the bench, when another post says "It has been
-twenty days.").
+cosine similarity of their embeddings (the table's model, on its relevance scale), and word overlap (the
+share of the sentence's content words found in the excerpt). A sentence is supported when either passes
+its threshold (the model profile's `grounding` block, core/profiles) and every checkable detail it
+states (numbers, spelled or in digits, and names) occurs in the excerpts; the excerpts that pass are its
+support. A number must also occur in an excerpt sentence (or line, title, heading) sharing a content
+word with the answer sentence, so "Black walnut cost me $4.00 a board foot" fails when the posts give
+$4.00 only as "Ash, $4.00.". Small local models invent details, so the chat marks unsupported sentences
+and reports the supported fraction instead of presenting them as the author's. How the thresholds were
+chosen, with figures: docs/decisions.md.
 
 Sentences of fewer than MIN_CHECKED_CONTENT_WORDS content words ("Thanks for asking.") are not judged.
 
