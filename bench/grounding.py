@@ -34,6 +34,7 @@ from core.config import Settings
 from core.embed import embedder_for_store
 from core.ingest import ingest_posts
 from core.parse import parse_paths
+from core.profiles import profile_for
 from core.search.retrieve import to_hit
 from core.store import Store
 
@@ -156,7 +157,8 @@ def main() -> None:
             f"with unknown details {sum(bool(i.unknown) for i in group)}/{len(group)}"
         )
     print()
-    current = (grounding.SIMILARITY_THRESHOLD, grounding.OVERLAP_THRESHOLD)
+    thresholds = profile_for(settings.effective_embed_model).grounding
+    current = (thresholds.similarity, thresholds.overlap)
     for details in (False, True):
         label = "+ unknown details" if details else "similarity/overlap only"
         flagged = flags(items, *current, details)

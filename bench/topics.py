@@ -19,7 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from core.config import Settings
 from core.embed import get_embedder
 from core.evaluate.topics import TOPIC_SET, score_topics
-from core.search.topics import DEFAULT_THRESHOLD, THRESHOLDS, find_topics
+from core.profiles import profile_for
+from core.search.topics import find_topics
 
 GRID = (0.2, 0.25, 0.3, 0.35, 0.4, 0.45)
 
@@ -36,7 +37,7 @@ def main() -> None:
     print("model\tset\tthreshold\tpurity\tcompleteness\tgroups\tsingletons")
     for model in args.models.split(","):
         embedder = get_embedder(Settings.load({"embed_model": model}, environ={}))
-        default = THRESHOLDS.get(embedder.model_id, DEFAULT_THRESHOLD)
+        default = profile_for(embedder.model_id).topics_merge
         for name, labelled in sets.items():
             for threshold in GRID:
                 topics = find_topics([q for q, _ in labelled], embedder, threshold=threshold)

@@ -4,63 +4,46 @@
     result.text        # "From *<title>*:\n<the passage>" per post (at most two)
     result.sentences   # Quote(text, post_id, title, chunk_id, start, index, score, …), reading order
 
-Small local models put invented facts in the author's mouth; this answers without any model writing a
-word: every sentence is a verbatim slice of a hit's text (`hit.text[q.start:q.start + len(q.text)]`),
-and the only other words are the fixed "From *<title>*:" per post (the title escaped: text, not markup).
+No model writes a word: every sentence is a verbatim slice of a hit's text
+(`hit.text[q.start:q.start + len(q.text)]`), and the only other words are the fixed "From *<title>*:"
+per post (the title escaped: text, not markup).
 
 Candidates are the sentences of the best MAX_HITS hits (chunks are split into lines first, so spec
 lists and list items stand alone). Headings, date lines, "The dimensions:" lead-ins, fragments under
-MIN_WORDS words and [REF: …]/[IMAGE: …] tags are never quoted (core/answer/quotable.py). Each
-candidate is scored by
+MIN_SENTENCE_WORDS words (core/text/words.py) and [REF: …]/[IMAGE: …] tags are never quoted
+(core/answer/quotable.py). Each candidate is scored by a weighted sum, the weights being the model
+profile's `scorer` (core/profiles), of
 
 - its cosine with the question (the table's model: `embed` for sentences, the `query` form for the
-  question), on the model's relevance scale (its profile, core/profiles), so one set of weights
-  serves MiniLM and e5;
+  question), on the model's relevance scale, so one set of weights serves every model;
 - the cosine of its chunk's heading ("<title>: <section>") with the question: a sentence alone rarely
   names its topic ("A dry fit is a test suite." answers "What did software teach her about joinery?"
   under "What code taught me about joinery");
 - keyword coverage: the share of the question's words (lemmas) it contains, counted twice, once over
-  content words (core.keywords.STOPWORDS removed) and once keeping common verbs ("use", "start");
+  content words (core/text/words.py STOPWORDS removed) and once keeping common verbs ("use", "start");
 - the relevance of its hit, raised to that of the best hit of the same section (the chunker cuts a
-  long section by size, so its second part answers as well as its first: one more held-out question
-  found its evidence, 11/20 from 10/20 in hybrid mode and 12/20 from 11/20 in keyword mode, none lost);
-  a small penalty per word (short sentences say one thing) and one for questions (a sentence that
-  asks rarely answers).
+  long section by size, so its second part answers as well as its first);
+- its length in words (short sentences say one thing) and whether it asks (a question rarely answers).
 
 A sentence right after a signpost, one that announces it ("His teaching method, as far as I can
 reconstruct it, has three steps:", "Here is what I use now."), takes the signpost's similarity when
 that is higher: the signpost names the topic, the sentence after it is the answer ("He does the thing
-once, slowly, without explaining."). On the demo set this found the evidence for one more English
-question (10/15 from 9/15 in hybrid mode, 8/15 from 7/15 in keyword mode, one more French question
-with multilingual-e5-small) and changed no other answer's evidence (bench/answers.py).
-
-The weights (the model profile's `scorer`, core/profiles) come from a grid search on the 15 demo
-questions in four languages with both bundled embedders (120 retrievals, hybrid mode; in sample, so a
-guide rather than proof): of the 80 where retrieval found the evidence sentence, it is among the three best-scored candidates 42 times, against
-31 without the heading, light coverage and length terms, and 27 for similarity alone. Once a hit's
-relevance was its section's, a second grid over the similarity, heading, coverage and hit weights
-(81 settings, the English demo questions, MiniLM, hybrid; again in sample) found nine settings that
-quote the evidence for 11 of the 15 (10 before). Of those, the one kept moves weight from content
-coverage to the heading (0.2/0.3 → 0.1/0.4). Out of sample, on the 20 held-out questions, evidence
-rose in three of the six embedder × mode runs (+2, +1, +1 of 20) and fell in none. Token F1 rose in
-five of the six English runs. One standalone question of followups.jsonl (e5, keyword mode) is now
-refused (bench/answers.py). Another of the nine (coverage 0.1, hit 0.3) gained two more held-out
-answers. It was not kept: it lost a Turkish one, and it dropped "This blog is my version of those
-notebooks." from the answer to "Why did you start the blog?", the README's example.
+once, slowly, without explaining.").
 
 The answer is then a passage, the author's own words as written: the best-scored sentence with what
-belongs to it, in the order written. A sentence that opens by pointing back
-("This is why…", "He…", "But…") brings the one before it; a line of a list brings the list's lead-in
-(a line ending in a colon before its paragraph); then the sentences after it follow, across
-paragraph breaks and into the post's next chunk when retrieval brought it, until MAX_WORDS. A second post's passage follows only when that post's best
-sentence scores within SECOND_POST_GAP of the first and is no near-duplicate of it. Nothing is glued
-across a gap: the Markdown keeps the author's line and paragraph breaks. Chosen over the earlier
-collage of the best sentences from anywhere (greedy MMR, joined with "…"), which was tuned on the demo
-questions and lost to a naive two-sentence quoter on essays it was not tuned on; measured in
-docs/answers.md, "Answer quality (measured)".
+belongs to it, in the order written. A sentence that opens by pointing back ("This is why…", "He…",
+"But…") brings the one before it; a line of a list brings the list's lead-in (a line ending in a colon
+before its paragraph); then the sentences after it follow, across paragraph breaks and into the post's
+next chunk when retrieval brought it, until MAX_WORDS. A second post's passage follows only when that
+post's best sentence scores within the profile's `passage.second_post_gap` of the first and is no
+near-duplicate of it (raw cosine below `passage.near_duplicate`). Nothing is glued across a gap: the
+Markdown keeps the author's line and paragraph breaks.
 
 `ExtractiveAnswer.best_similarity` is over every candidate, not only the picked ones: core/answer/abstain.py
 uses it to decide whether anything retrieved answers the question at all.
+
+How the weights and rules were chosen, with figures: docs/decisions.md, "The extractive answer is a
+passage, not a collage".
 """
 
 from __future__ import annotations
@@ -75,7 +58,7 @@ import numpy as np
 from core.answer.quotable import lends_back, readable, sentence_units, share
 from core.embed import Embedder, embed_query, passage_vectors, relevance_scale, rescale
 from core.models import Hit
-from core.profiles import profile_for
+from core.profiles import Passage, profile_for
 from core.text import UNDETERMINED, detect_language
 from core.text.fragments import fragment_link
 from core.text.languages import ENGLISH, Language, language
@@ -89,10 +72,6 @@ MAX_CANDIDATES = 64
 # A passage's words at most; its best sentence is taken even when longer (core/answer/quotable.py:
 # which sentences can be quoted at all).
 MAX_WORDS = 100
-# A second post whose best sentence is this close to the first's (cosine) says the same: not quoted.
-NEAR_DUPLICATE = 0.9
-# A second post's passage only when its best sentence scores within this much of the first's.
-SECOND_POST_GAP = 0.05
 
 # Warming the memo at start: at most this many texts (half the memo), embedded this many at a time.
 WARM_UP_LIMIT = 25_000
@@ -257,7 +236,8 @@ def extract_answer(
         return ExtractiveAnswer(question, [], embedder.model_id, seconds=time.perf_counter() - started)
 
     scale = relevance_scale(embedder.model_id)
-    w = profile_for(embedder.model_id).scorer  # the score weights (the docstring says how they were chosen)
+    profile = profile_for(embedder.model_id)
+    w = profile.scorer  # the score weights (docs/decisions.md says how they were chosen)
     q_vector = embed_query(embedder, question)
     used = sorted({u.hit for u in units})
     # Sentences and headings of popular posts come back question after question: memoised.
@@ -299,7 +279,7 @@ def extract_answer(
             similarity[k] = max(similarity[k], sim)
     scores = cheap + w.similarity * similarity
 
-    picked = _passages(units, hits[:MAX_HITS], langs, candidates, scores, vectors, max_words)
+    picked = _passages(units, hits[:MAX_HITS], langs, candidates, scores, vectors, max_words, profile.passage)
     quotes = []
     for n, i in enumerate(picked):
         unit, hit = units[i], hits[units[i].hit]
@@ -472,20 +452,24 @@ def _passages(
     scores: np.ndarray,
     vectors: np.ndarray,
     max_words: int,
+    rule: Passage,
 ) -> list[int]:
     """Unit indexes of the answer: the passage around the best-scored sentence, then, when another
-    post's best sentence scores within SECOND_POST_GAP of it and says something else (cosine below
-    NEAR_DUPLICATE), that post's passage too, each at most `max_words` words (the best sentence alone
-    may pass it)."""
+    post's best sentence scores within `rule.second_post_gap` of it and says something else (cosine
+    below `rule.near_duplicate`), that post's passage too, each at most `max_words` words (the best
+    sentence alone may pass it)."""
     order = [int(k) for k in np.argsort(-scores, kind="stable")]
     first = order[0]
     picked = _passage(units, hits, langs, candidates[first], max_words)
     first_post = hits[units[candidates[first]].hit].post_id
     for k in order[1:]:
-        if scores[k] < scores[first] - SECOND_POST_GAP:
+        if scores[k] < scores[first] - rule.second_post_gap:
             break
         i = candidates[k]
-        if hits[units[i].hit].post_id == first_post or float(vectors[k] @ vectors[first]) >= NEAR_DUPLICATE:
+        if (
+            hits[units[i].hit].post_id == first_post
+            or float(vectors[k] @ vectors[first]) >= rule.near_duplicate
+        ):
             continue
         picked += _passage(units, hits, langs, i, max_words)
         break

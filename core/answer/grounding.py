@@ -1,24 +1,15 @@
 """Grounding check: which sentences of an answer are supported by the excerpts it was given.
 
 Each answer sentence is compared with every excerpt that went into the context in two ways: the
-cosine similarity of their embeddings (the table's model, on its relevance scale), and word overlap (the share of the
-sentence's content words found in the excerpt). A sentence is supported when either passes its
-threshold and every checkable detail it states (numbers, spelled or in digits, and names) occurs in
-the excerpts; the excerpts that pass are its support. Small local models invent details, so the chat
-marks unsupported sentences and reports the supported fraction instead of presenting them as the
-author's.
-
-Thresholds come from bench/grounding.py on data/demo/eval/grounding.jsonl (85 labelled sentences,
-MiniLM): flagging unsupported sentences, similarity/overlap alone at 0.6/0.6 had F1 0.79 (precision
-0.96, recall 0.68); adding the details check raised it to 0.89, and 0.65/0.65 to 0.92 with 2% false
-alarms on supported sentences (multilingual-e5-small, similarities rescaled: F1 0.89, 4% false
-alarms). A number must also occur in an excerpt sentence (or line, title, heading) sharing a content
-word with the answer sentence, so "Black walnut cost me $4.00 a board foot" fails when the posts
-give $4.00 only as "Ash, $4.00." (F1 0.94, recall 0.90 from 0.88, false alarms unchanged; e5: recall
-0.88 from 0.85, F1 0.91). A right number put in a related wrong place ("12 to 15 percent" moisture
-before building, when the post gives that for air-dried wood) still passes, as does one whose
-sentence shares only a word ("took 20 days" for the bench, when another post says "It has been
-twenty days.").
+cosine similarity of their embeddings (the table's model, on its relevance scale), and word overlap (the
+share of the sentence's content words found in the excerpt). A sentence is supported when either passes
+its threshold (the model profile's `grounding` block, core/profiles) and every checkable detail it
+states (numbers, spelled or in digits, and names) occurs in the excerpts; the excerpts that pass are its
+support. A number must also occur in an excerpt sentence (or line, title, heading) sharing a content
+word with the answer sentence, so "Black walnut cost me $4.00 a board foot" fails when the posts give
+$4.00 only as "Ash, $4.00.". Small local models invent details, so the chat marks unsupported sentences
+and reports the supported fraction instead of presenting them as the author's. How the thresholds were
+chosen, with figures: docs/decisions.md.
 
 Sentences of fewer than MIN_CHECKED_CONTENT_WORDS content words ("Thanks for asking.") are not judged.
 
@@ -44,6 +35,7 @@ import numpy as np
 
 from core.embed import Embedder, cross_lingual, relevance_scale, rescale
 from core.models import Hit
+from core.profiles import profile_for
 from core.text import UNDETERMINED, detect_language, language_name, languages_differ, split_sentences
 from core.text.languages import Language, language
 from core.text.words import (
@@ -56,8 +48,6 @@ from core.text.words import (
 from core.text.words import content_words as lemmas
 from core.text.words import names as _names
 
-SIMILARITY_THRESHOLD = 0.65
-OVERLAP_THRESHOLD = 0.65
 # A number as written (digits with separators, a decimal part) or a word, perhaps hyphenated
 # ("thirty-five"), that the sentence's language may spell a number with: all normalised to digits so
 # "thirty percent" matches "30 percent" (core/text/languages.py has the number words).
@@ -217,19 +207,33 @@ class GroundingChecker:
         hits: Sequence[Hit],
         embedder: Embedder,
         *,
-        similarity_threshold: float = SIMILARITY_THRESHOLD,
-        overlap_threshold: float = OVERLAP_THRESHOLD,
+        similarity_threshold: float | None = None,
+        overlap_threshold: float | None = None,
     ) -> None:
         self.hits = list(hits)
         self.embedder = embedder
-        self.similarity_threshold = similarity_threshold
-        self.overlap_threshold = overlap_threshold
+        self._similarity_threshold = similarity_threshold
+        self._overlap_threshold = overlap_threshold
         self.hit_words = [content_forms(h.text) for h in self.hits]
         texts = [h.title for h in self.hits] + [h.section for h in self.hits] + [h.text for h in self.hits]
         self.excerpt_language = excerpts_language(self.hits)
         self.known = _known_details(texts, self.excerpt_language)
         self.number_contexts = _number_contexts(texts, self.excerpt_language)
         self._vectors: np.ndarray | None = None  # the excerpts', once embedded
+
+    # Thresholds left None are the embedding model's profile's (its `grounding` block), read when needed:
+    # a checker of details only has no embedder.
+    @property
+    def similarity_threshold(self) -> float:
+        if self._similarity_threshold is not None:
+            return self._similarity_threshold
+        return profile_for(self.embedder.model_id).grounding.similarity
+
+    @property
+    def overlap_threshold(self) -> float:
+        if self._overlap_threshold is not None:
+            return self._overlap_threshold
+        return profile_for(self.embedder.model_id).grounding.overlap
 
     def check(self, answer: str) -> Grounding:
         """Every sentence of `answer`, judged against the excerpts."""
@@ -258,9 +262,10 @@ class GroundingChecker:
             self._embed([sentences[i] for i in judged]) @ self._vectors.T,
             relevance_scale(self.embedder.model_id),
         )
+        similarity_bar, overlap_bar = self.similarity_threshold, self.overlap_threshold
         for row, i in enumerate(judged):
             overlap = np.array([len(words[i] & hw) / len(words[i]) for hw in self.hit_words])
-            passes = (similarity[row] >= self.similarity_threshold) | (overlap >= self.overlap_threshold)
+            passes = (similarity[row] >= similarity_bar) | (overlap >= overlap_bar)
             result = results[i]
             result.judged = True
             result.similarity = float(similarity[row].max())
@@ -333,10 +338,11 @@ def check_grounding(
     hits: Sequence[Hit],
     embedder: Embedder,
     *,
-    similarity_threshold: float = SIMILARITY_THRESHOLD,
-    overlap_threshold: float = OVERLAP_THRESHOLD,
+    similarity_threshold: float | None = None,
+    overlap_threshold: float | None = None,
 ) -> Grounding:
-    """Each sentence of `answer` judged against the excerpts (`hits`); see GroundingChecker."""
+    """Each sentence of `answer` judged against the excerpts (`hits`); see GroundingChecker (thresholds
+    left None are the embedding model's profile's)."""
     checker = GroundingChecker(
         hits, embedder, similarity_threshold=similarity_threshold, overlap_threshold=overlap_threshold
     )

@@ -25,6 +25,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from core.text.words import LIST_BULLET
+
 GONE = "\x00"  # marks removed text until the whitespace around it is tidied
 _LABEL = r"excerpts?\s*(?:no\.?\s*|#\s*)?\d+(?:\s*(?:of|/)\s*\d+)?"
 _BOLD = r"(?:\*\*|__)?"
@@ -65,7 +67,7 @@ _LABEL_LINE = re.compile(
 )
 _ANY_LINE = re.compile(r"^[^\n]*$", re.MULTILINE)
 # What may dress a copied "title — section" line: a heading mark, list number or bullet, emphasis, a colon.
-_HEADER_DRESS = re.compile(r"^\s*(?:[#>]+|\d{1,3}[.)]|[-*+•])?\s*|[\s:.]*$")
+_HEADER_DRESS = re.compile(rf"^\s*(?:[#>]+|{LIST_BULLET})?\s*|[\s:.]*$")
 # What a line may begin with while it can still become a removable label line.
 _LINE_FORMS = (
     "post title:",

@@ -9,8 +9,8 @@ from core.config import Settings
 from core.llm import chat
 from core.store import Store
 from core.store.corpus import corpus_language
-from core.text.language import LANGUAGE_NAMES, detect_language
-from core.text.languages import language
+from core.text.language import LANGUAGE_NAMES, UNDETERMINED, detect_language
+from core.text.languages import ENGLISH, language
 from core.text.tokens import count_tokens
 from core.text.words import LETTER_WORD, STOPWORDS
 
@@ -102,10 +102,10 @@ FOLLOWUP_CONTENT_WORDS = 2
 def needs_context(question: str) -> bool:
     """Whether a follow-up question cannot be understood without the previous turn.
 
-    True when it starts like a continuation ("And the cost?"), has at most one content word ("Why?",
-    "tell me more", "How did he react?"), or points back ("it", "that", "the second", "extra") with at
-    most FOLLOWUP_CONTENT_WORDS + 1 content words. Measured on data/demo/eval/followups.jsonl
-    (bench/followups.py).
+    Read with the cues and function words of the question's language (core/text/languages.py). True when
+    it starts like a continuation ("And the cost?"), has at most one content word ("Why?", "tell me
+    more", "How did he react?"), or points back ("it", "that", "the second", "extra") with at most
+    FOLLOWUP_CONTENT_WORDS + 1 content words (FOLLOWUP_CONTENT_WORDS in a language other than English).
     """
     text = " ".join(question.lower().replace("’", "'").split())
     if not text:
@@ -116,12 +116,17 @@ def needs_context(question: str) -> bool:
     if text.startswith(cues.continuations):
         return True
     words = LETTER_WORD.findall(text)
-    content = [
-        w for w in words if w not in STOPWORDS and w not in cues.question_words and w not in cues.referring
-    ]
+    english = cues.code in (ENGLISH.code, UNDETERMINED)
+    # English keeps the hand-kept STOPWORDS content words use (the stop-words package's English list holds
+    # topic words: "research", "problem"); a question too short to tell is read as English was.
+    stop = STOPWORDS if english else cues.function_words
+    content = [w for w in words if w not in stop and w not in cues.question_words and w not in cues.referring]
     if len(content) <= 1:
         return True
-    return len(content) <= FOLLOWUP_CONTENT_WORDS + 1 and any(w in cues.referring for w in words)
+    # The package's lists drop more of a question than STOPWORDS (auxiliaries, and articles that also
+    # point back: "das Holz"), so elsewhere a pointer joins one content word fewer.
+    limit = FOLLOWUP_CONTENT_WORDS + 1 if english else FOLLOWUP_CONTENT_WORDS
+    return len(content) <= limit and any(w in cues.referring for w in words)
 
 
 def rewrite_followup(

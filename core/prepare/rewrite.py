@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from core.models import Block, Post
 from core.text.sentences import TAG_RE, sentence_spans
+from core.text.words import words
 
 MAX_GROWTH_CHARS = 160  # a rewrite may name what a sentence means, not add a new one
 MIN_SHARE = 0.5  # of the original length, and of its words other than REFERENCE_WORDS
@@ -153,21 +154,17 @@ def check_rewrite(before: str, after: str) -> str | None:
         return "it adds too much"
     if len(after.strip()) < MIN_SHARE * len(before.strip()):
         return "it drops too much"
-    kept = [w for w in _words(before) if w not in REFERENCE_WORDS]
-    if kept and sum(1 for w in kept if w in set(_words(after))) < MIN_SHARE * len(kept):
+    kept = [w for w in words(before) if w not in REFERENCE_WORDS]
+    if kept and sum(1 for w in kept if w in set(words(after))) < MIN_SHARE * len(kept):
         return "it is a different sentence"
     return None
 
 
 # Words a rewrite is expected to replace; the rest of the sentence should mostly stay.
+# Not languages.ENGLISH.referring: a rewrite also replaces personal pronouns and stand-ins ("the thing").
 _REFERENCES = """this that these those it its he she they them him her his hers their theirs there here one
     ones former latter same such people person thing things second first third last other others"""
 REFERENCE_WORDS = frozenset(_REFERENCES.split())
-_WORD_RE = re.compile(r"[^\W_]+")
-
-
-def _words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD_RE.findall(text)]
 
 
 def apply_rewrites(doc: Doc, proposed: dict[int, str]) -> tuple[Doc, list[SentenceChange], list[str]]:

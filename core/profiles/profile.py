@@ -1,5 +1,6 @@
 """What the product knows about one embedding model, as one record: its relevance scale, whether it
-reads across languages, the relevance bar's thresholds and the extractive scorer's weights.
+reads across languages, the relevance bar's thresholds, the extractive scorer's weights, which passages
+an answer adds, the grounding check's thresholds and the topic merge threshold.
 
 A profile is a small JSON file (core/profiles/models/*.json, or one of your own: docs/models.md); the
 bar's numbers in it are written by `inkwell calibrate --write` (core/evaluate/calibrate.py).
@@ -50,6 +51,30 @@ class Scorer:
 
 
 @dataclass(frozen=True)
+class Passage:
+    """When the extractive answer quotes a second post's passage (core/answer/extractive.py)."""
+
+    # A second post whose best sentence has at least this raw cosine (not rescaled) with the first's says
+    # the same: not quoted.
+    near_duplicate: float = 0.9
+    # A second post's passage only when its best sentence scores within this much of the first's.
+    second_post_gap: float = 0.05
+
+
+@dataclass(frozen=True)
+class GroundingThresholds:
+    """The grounding check's thresholds (core/answer/grounding.py): an answer sentence is supported by an
+    excerpt when either passes (and every detail it states is in the excerpts)."""
+
+    similarity: float = 0.65  # on the model's relevance scale
+    overlap: float = 0.65  # share of the sentence's content words found in the excerpt
+
+
+# The mean relevance at which two groups of readers' questions merge into one topic (core/search/topics.py).
+TOPICS_MERGE = 0.25
+
+
+@dataclass(frozen=True)
 class ModelProfile:
     """One embedding model's facts. `measured` is False when the numbers are defaults not measured on
     this model (`notes` says what was assumed)."""
@@ -59,6 +84,9 @@ class ModelProfile:
     relevance_scale: tuple[float, float] = (0.0, 1.0)  # cosine → relevance: (cosine − low) / (high − low)
     cross_lingual: bool = False  # puts a sentence and its translation close together
     scorer: Scorer = field(default_factory=Scorer)
+    passage: Passage = field(default_factory=Passage)
+    grounding: GroundingThresholds = field(default_factory=GroundingThresholds)
+    topics_merge: float = TOPICS_MERGE
     measured: bool = True
     notes: str = ""
     calibration: dict[str, Any] = field(default_factory=dict)  # how the bar was calibrated, with figures
@@ -87,13 +115,17 @@ def profile_from_json(data: Any, source: str) -> ModelProfile:
         raise ProfileError(f"{source}: missing {err.args[0]!r}") from None
     except TypeError:
         raise ProfileError(f"{source}: 'bar' must be an object of numbers") from None
-    scorer_data = data.get("scorer", {})
-    if not isinstance(scorer_data, dict):
-        raise ProfileError(f"{source}: 'scorer' must be an object of numbers")
-    unknown = set(scorer_data) - set(_fields(Scorer))
-    if unknown:
-        raise ProfileError(f"{source}: unknown scorer weight {sorted(unknown)[0]!r}")
-    scorer = Scorer(**{k: _number(scorer_data, k, source) for k in scorer_data})
+    scorer = Scorer(**_block(data, "scorer", Scorer, source))
+    passage = Passage(**_block(data, "passage", Passage, source))
+    grounding = GroundingThresholds(**_block(data, "grounding", GroundingThresholds, source))
+    for key, value, low, high in (
+        ("passage.near_duplicate", passage.near_duplicate, -1.0, 1.0),  # a cosine
+        ("passage.second_post_gap", passage.second_post_gap, 0.0, math.inf),
+        ("grounding.overlap", grounding.overlap, 0.0, 1.0),  # a share of words
+    ):
+        if not low <= value <= high:
+            raise ProfileError(f"{source}: {key!r} must be between {low} and {high}, not {value}")
+    topics_merge = _number(data, "topics_merge", source) if "topics_merge" in data else TOPICS_MERGE
     scale = data.get("relevance_scale", [0.0, 1.0])
     if not (isinstance(scale, list) and len(scale) == 2) or not all(_is_number(x) for x in scale):
         raise ProfileError(f"{source}: 'relevance_scale' must be [low, high]")
@@ -107,6 +139,9 @@ def profile_from_json(data: Any, source: str) -> ModelProfile:
         relevance_scale=(float(scale[0]), float(scale[1])),
         cross_lingual=bool(data.get("cross_lingual", False)),
         scorer=scorer,
+        passage=passage,
+        grounding=grounding,
+        topics_merge=topics_merge,
         measured=bool(data.get("measured", True)),
         notes=str(data.get("notes", "")),
         calibration=dict(data.get("calibration") or {}),
@@ -133,12 +168,23 @@ def _fields(cls: type) -> list[str]:
     return [f.name for f in dataclasses.fields(cls)]
 
 
+def _block(data: dict[str, Any], name: str, cls: type, source: str) -> dict[str, float]:
+    """The numbers of the optional block `name` (fields of `cls`); a field left out keeps its default."""
+    block = data.get(name, {})
+    if not isinstance(block, dict):
+        raise ProfileError(f"{source}: {name!r} must be an object of numbers")
+    unknown = set(block) - set(_fields(cls))
+    if unknown:
+        raise ProfileError(f"{source}: unknown {name} field {sorted(unknown)[0]!r}")
+    return {k: _number(block, k, source, f"{name}.{k}") for k in block}
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _number(data: dict[str, Any], key: str, source: str) -> float:
+def _number(data: dict[str, Any], key: str, source: str, name: str = "") -> float:
     value = data[key]
     if not _is_number(value):
-        raise ProfileError(f"{source}: {key!r} must be a number, not {value!r}")
+        raise ProfileError(f"{source}: {name or key!r} must be a number, not {value!r}")
     return float(value)

@@ -36,8 +36,6 @@ from core.answer.extractive import (
     MAX_HITS,
     MAX_WORDS,
     MIN_SIGNPOST_WORDS,
-    NEAR_DUPLICATE,
-    SECOND_POST_GAP,
     heading_text,
     is_signpost,
 )
@@ -175,7 +173,8 @@ def lexicon(chunks: Sequence[dict]) -> dict:
     """Lemmas for the corpus's words and their inflections, compound heads, word lists."""
     from simplemma.strategies.dictionaries import DefaultDictionaryFactory
 
-    from core.text.language import _LETTER_HINTS, _STOPWORDS
+    from core.text.function_words import FREQUENT_WORDS
+    from core.text.language import _LETTER_HINTS
 
     texts = [
         " ".join((c["title"] or "", c["section"] or "", c["text"] or "", " ".join(c["keywords"] or [])))
@@ -205,7 +204,7 @@ def lexicon(chunks: Sequence[dict]) -> dict:
         "light_stopwords": sorted(LIGHT_STOPWORDS),
         "filler": sorted(QUESTION_FILLER),
         "heads": heads,
-        "language_words": {lang: sorted(ws) for lang, ws in _STOPWORDS.items()},
+        "language_words": {lang: sorted(ws) for lang, ws in FREQUENT_WORDS.items()},
         "letter_hints": {k: list(v) for k, v in _LETTER_HINTS.items()},
         "function_words": {lang: sorted(function_words(lang)) for lang in LANGUAGE_NAMES},
     }
@@ -281,7 +280,8 @@ def _settings(settings: Settings) -> dict:
 def _rules(model_id: str) -> dict:
     """The constants of core/answer and core/search that the page's port of them needs."""
     bar = thresholds_for(model_id)
-    weights = profile_for(model_id).scorer
+    profile = profile_for(model_id)
+    weights = profile.scorer
     return {
         "scale": list(relevance_scale(model_id)),
         "thresholds": {
@@ -306,8 +306,8 @@ def _rules(model_id: str) -> dict:
             "length": weights.length,
             "question": weights.question,
         },
-        "near_duplicate": NEAR_DUPLICATE,
-        "second_post_gap": SECOND_POST_GAP,
+        "near_duplicate": profile.passage.near_duplicate,
+        "second_post_gap": profile.passage.second_post_gap,
         "min_signpost_words": MIN_SIGNPOST_WORDS,
         "checked_hits": CHECKED_HITS,
         "suggestions": SUGGESTIONS,

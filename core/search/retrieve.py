@@ -4,7 +4,8 @@ Modes (`settings.retrieval_mode`, or `mode=` per call):
 
 - dense: the question is embedded with the table's model and the `top_k` nearest chunks are taken.
   Relevance is 1 − cosine distance, which for unit vectors equals the seed's 1 − L2²/2 (rescaled
-  for models whose cosines crowd near 1, such as multilingual e5: core.embed.scales.RELEVANCE_SCALES).
+  for models whose cosines crowd near 1, such as multilingual e5: the model profile's `relevance_scale`,
+  core/embed/scales.py).
 - fts: the `top_k` best chunks by BM25 over LanceDB's full-text index (title, section, text and
   keywords; English stemming and stop words). BM25 has no fixed scale, so relevance is the score
   divided by the best score for this question: the top keyword hit has relevance 1.0.
@@ -219,7 +220,7 @@ def _dense(
     query_vector: np.ndarray | None,
 ) -> tuple[Embedder, np.ndarray, list[dict], tuple[float, float]]:
     """The embedder (the table's when none is given), the question's vector in the model's query form
-    (e5: "query: "), its top_k rows and the model's relevance scale (core.embed.scales.RELEVANCE_SCALES)."""
+    (e5: "query: "), its top_k rows and the model's relevance scale (its profile, core/embed/scales.py)."""
     embedder = embedder or embedder_for_store(settings, store.model_id())
     store.check_model(embedder.model_id)
     vector = embed_query(embedder, question) if query_vector is None else query_vector

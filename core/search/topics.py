@@ -8,7 +8,8 @@ related at all).
 Grouping: the questions' vectors (the table's embedder, `query` form) are clustered by average
 linkage, merging while two groups' mean cosine similarity is at least `threshold` (every pair of
 questions across them counts, so one stray question cannot chain two themes together as single linkage
-would). The default was chosen on data/eval-topics/questions.jsonl (docs/readers.md has the figures).
+would). The default is the model profile's `topics_merge`, a relevance on the model's scale, chosen per
+model on data/eval-topics/questions.jsonl (docs/readers.md has the figures).
 Identical questions (ignoring case and punctuation) are embedded once and counted each time.
 
 Naming is c-TF-IDF-like: a word scores by its share of the group's words times log(1 + A / its count in
@@ -29,18 +30,12 @@ import numpy as np
 import regex
 
 from core.embed import Embedder, normalise_rows, relevance_scale, rescale
-from core.embed.multilingual import MODEL_ID as MULTILINGUAL_MODEL_ID
 from core.profiles import profile_for
 from core.search.posts import post_vectors
 from core.store import Store, StoreError
 from core.text import detect_language, function_words, stemmer_for
+from core.text.words import QUESTION_FILLER
 
-# The mean similarity, as relevance on the model's scale (core/embed/scales.py), at which two groups of
-# questions merge: chosen per model on data/eval-topics (docs/readers.md has the grid). MiniLM at 0.25:
-# its English questions purity 0.96, completeness 0.89, 9 groups for 7 themes; e5-small at 0.4: all four
-# languages purity 0.99, completeness 0.78.
-DEFAULT_THRESHOLD = 0.25
-THRESHOLDS = {MULTILINGUAL_MODEL_ID: 0.4}
 # Average linkage is quadratic in memory and cubic in time: at most this many distinct questions (the
 # newest) are grouped, about a second on two cores.
 MAX_QUESTIONS = 1500
@@ -48,38 +43,27 @@ NAME_WORDS = 3
 EXAMPLES = 3
 # Function words are removed for these languages always (a short question's language is often a guess).
 BASE_LANGUAGES = ("en", "fr", "de", "es", "it", "pt", "nl")
-# Words of asking rather than of a topic, beyond the stop-word lists.
-ASKING_WORDS = frozenset(
+# Words of asking rather than of a topic: QUESTION_FILLER and, beyond it, words content_words keeps (a
+# question may be about the blog itself) that never name a topic of questions. The stop-word lists
+# already hold the rest ("please", "best", "know").
+ASKING_WORDS = QUESTION_FILLER | frozenset(
     {
-        "please",
-        "thanks",
-        "thank",
-        "anyone",
-        "anything",
-        "something",
-        "tell",
-        "know",
-        "think",
-        "recommend",
-        "recommendation",
         "advice",
-        "tips",
-        "best",
-        "good",
-        "way",
-        "ways",
-        "really",
-        "question",
-        "questions",
-        "write",
-        "wrote",
-        "written",
+        "article",
+        "blog",
         "post",
         "posts",
-        "blog",
-        "article",
+        "question",
+        "questions",
+        "recommend",
+        "recommendation",
+        "tips",
+        "write",
+        "written",
+        "wrote",
     }
 )
+# Not words.LETTER_WORD: keeps combining marks (Devanagari, Thai) and hyphenated compounds whole.
 _WORD = regex.compile(r"\p{L}[\p{L}\p{M}'’-]*")
 
 
@@ -210,9 +194,10 @@ def find_topics(
     min_count: int = 1,
 ) -> list[Topic]:
     """The questions (newest first) grouped into topics, most asked first; topics asked fewer than
-    `min_count` times are left out; `threshold` None: the model's (THRESHOLDS). With a `store`, each
-    topic gets its closest post (None without posts, when the table's vectors come from another model
-    than `embedder`, or when no chunk reaches the model's `supported` relevance: an unrelated post)."""
+    `min_count` times are left out; `threshold` None: the model's (its profile's `topics_merge`). With a
+    `store`, each topic gets its closest post (None without posts, when the table's vectors come from
+    another model than `embedder`, or when no chunk reaches the model's `supported` relevance: an
+    unrelated post)."""
     distinct: dict[str, str] = {}
     repeats: Counter[str] = Counter()
     for question in questions:
@@ -228,7 +213,7 @@ def find_topics(
     vectors = normalise_rows(embedder.query([distinct[k] for k in keys]))
     low, high = relevance_scale(embedder.model_id)
     if threshold is None:
-        threshold = THRESHOLDS.get(embedder.model_id, DEFAULT_THRESHOLD)
+        threshold = profile_for(embedder.model_id).topics_merge
     groups = average_linkage(vectors, low + threshold * (high - low))  # the threshold is a relevance
     texts = [[distinct[keys[i]] for i in group] for group in groups]
     names = name_groups(texts)

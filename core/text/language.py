@@ -5,19 +5,19 @@ Han → Chinese, Cyrillic → Russian or Ukrainian, Greek, Arabic, Hebrew, Devan
 text is scored by how many of its words are frequent function words of each language, plus a little
 for letters that only some languages use (ñ, ß, ç, ã, å, ø, ł, …). The winner must lead clearly,
 otherwise the answer is "und" (undetermined) and callers treat it as "not known to be the same".
+The frequent function words it scores by are core/text/function_words.py's FREQUENT_WORDS.
 
-simplemma's own `langdetect` was tried first: it loads a lemma dictionary per candidate language and
-took tens of seconds per call on this machine, far too slow for every post and every question.
-
-The corpus's main language (chars-weighted over stored posts) is recorded at ingest by
-`core.llm.cache.LLMCache.record_languages` and read by `core.llm.cache.corpus_language` for question
-translation.
+The corpus's main language (chars-weighted over stored posts) is stored with the posts table at ingest
+(core/store/corpus.py), where question translation reads it.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+
+from core.text.function_words import FREQUENT_WORDS
+from core.text.words import LETTER_WORD
 
 UNDETERMINED = "und"
 
@@ -46,42 +46,6 @@ LANGUAGE_NAMES = {
     "he": "Hebrew",
     "hi": "Hindi",
     "th": "Thai",
-}
-
-_STOPWORDS: dict[str, frozenset[str]] = {
-    lang: frozenset(words.split())
-    for lang, words in {
-        "en": "the and of to in is that it was for with as his on be at by this had not are but from or "
-        "have an they which you were her she there been all we their would my me so what when who will "
-        "more if out about up them into your can has its our how why did does do i",
-        "fr": "le la les des est et un une du en que qui dans pour pas sur au avec ce il elle sont ne se "
-        "plus par mais ou nous vous leur cette aux été être je tu y très fait comment pourquoi quoi "
-        "quel quelle",
-        "de": "der die das und ist nicht ein eine zu den von mit sich des auf für im dem auch es an als "
-        "wie bei nach aus wir ich sie er hat sind wird oder noch nur über kann zum zur haben warum was "
-        "wann du",
-        "es": "el la los las de que y en un una es por con para del se no al lo como más pero sus su le "
-        "ya este está son muy también fue ha hay porque cuando esta entre qué cómo por qué tu",
-        "it": "il lo la gli le di che e è un una per non con del della dei sono da si ma come anche più "
-        "al nel alla questo ha io sei mi ti ci perché cosa",
-        "pt": "o a os as de que e do da em um uma para com não é por mais dos das se na no ao como mas "
-        "foi ele ela seu sua são isso muito também já está você por que",
-        "nl": "de het een en van is dat niet op te in voor met zijn die aan er maar ook als bij dan nog "
-        "wordt om door naar uit worden ze je ik wij hij zij heeft hebben was wat waarom hoe",
-        "sv": "och att det som en på är av för med till den har inte om ett var jag de men så från kan "
-        "sig vi hon han ska när också eller vad varför hur du",
-        "da": "og at det som en på er af for med til den har ikke om et var jeg de men så fra kan sig vi "
-        "hun han skal når også eller hvad hvorfor hvordan du",
-        "nb": "og at det som en på er av for med til den har ikke om et var jeg de men så fra kan seg vi "
-        "hun han skal når også eller hva hvorfor hvordan du",
-        "fi": "ja on ei se että oli hän kun mutta myös tai ovat ole sen tämä mitä niin jos vain kuin minä "
-        "sinä me te he miksi miten",
-        "pl": "i w nie na się z do to że jest jak o co ale tak po od za ten jego są przez dla czy tylko "
-        "już może dlaczego",
-        "cs": "a v se na je že to s z do o jak ale za by jsou jsem byl jeho pro tak není nebo co proč",
-        "tr": "ve bir bu da de için ile çok ne ama gibi daha olarak var değil ben sen o biz siz onlar "
-        "her şey en mi mı mu mü neden nasıl hakkında kadar sonra önce çünkü ki veya hem",
-    }.items()
 }
 
 # Letters that point to some languages only (weight per occurrence, capped per text).
@@ -125,7 +89,6 @@ _SCRIPTS = (
     ("hi", ((0x0900, 0x097F),)),
     ("th", ((0x0E00, 0x0E7F),)),
 )
-_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 SAMPLE_CHARS = 2000
 
 
@@ -136,14 +99,9 @@ _NON_LATIN = re.compile(
 _LETTER = re.compile(r"[^\W\d_]")
 # word → the languages it is a frequent function word of (one lookup per word).
 _WORD_LANGS: dict[str, tuple[str, ...]] = {}
-for _lang, _words in _STOPWORDS.items():
+for _lang, _words in FREQUENT_WORDS.items():
     for _w in _words:
         _WORD_LANGS[_w] = (*_WORD_LANGS.get(_w, ()), _lang)
-
-
-def frequent_words(language: str) -> frozenset[str]:
-    """The few frequent function words the detector scores `language` by (empty for one it does not score)."""
-    return _STOPWORDS.get(language, frozenset())
 
 
 def _script_of(ch: str) -> str | None:
@@ -175,7 +133,7 @@ def detect_language(text: str) -> str:
             return "uk"
         return top
     lower = sample.lower()
-    words = _WORD.findall(lower)
+    words = LETTER_WORD.findall(lower)
     scores: Counter[str] = Counter()
     for word in words:
         for lang in _WORD_LANGS.get(word, ()):

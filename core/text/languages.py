@@ -2,13 +2,14 @@
 `stop-words` package), the words a follow-up question points back with, its number words, the sentence
 openers that lean on the sentence before or announce the next, and the fixed replies.
 
-    lang = language("de")          # the German record; FALLBACK for a language without one
+    lang = language("de")          # the German record; FALLBACK (with the code) for a language without one
     lang.function_words            # frozenset from stop-words ("die", "man", …)
     lang.number("zwölf")           # 12
     lang.leans_back("Das ist …")   # True: "das" points at the sentence before
 
-A language without a record gets FALLBACK: no cues at all (an English cue is never applied to another
-language) and the English replies. `und` (a text too short to tell) gets UNKNOWN: every record's
+A language without a record gets FALLBACK with its own code: its function words (from stop-words, when
+the package has the language), no cues at all (an English cue is never applied to another language) and
+the English replies. `und` (a text too short to tell) gets UNKNOWN: every record's
 follow-up cues, since a two-word follow-up ("Und dann?") is rarely long enough to detect.
 """
 
@@ -16,8 +17,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass, field, replace
+from functools import cached_property, lru_cache
 
 from core.text.function_words import function_words
 from core.text.language import UNDETERMINED
@@ -211,7 +212,8 @@ TURKISH = Language(
 
 LANGUAGES: dict[str, Language] = {lang.code: lang for lang in (ENGLISH, GERMAN, FRENCH, SPANISH, TURKISH)}
 
-# A language without a record: no cues (none of another language's), English replies.
+# A language without a record: no cues (none of another language's), English replies; `language()` gives
+# it the language's code, so its function words are the stop-words package's.
 FALLBACK = Language("", no_answer=ENGLISH.no_answer, cannot_read=ENGLISH.cannot_read, closest=ENGLISH.closest)
 # A text too short to tell its language: every record's follow-up cues, no sentence or number cues.
 UNKNOWN = Language(
@@ -226,7 +228,13 @@ UNKNOWN = Language(
 
 
 def language(code: str | None) -> Language:
-    """The record of an ISO 639-1 language: UNKNOWN for "und" (or none), FALLBACK for one without a record."""
+    """The record of an ISO 639-1 language: UNKNOWN for "und" (or none); for a language without a record,
+    FALLBACK under its code (its function words, no cues)."""
     if not code or code == UNDETERMINED:
         return UNKNOWN
-    return LANGUAGES.get(code, FALLBACK)
+    return LANGUAGES.get(code) or _fallback(code)
+
+
+@lru_cache(maxsize=64)
+def _fallback(code: str) -> Language:
+    return replace(FALLBACK, code=code)

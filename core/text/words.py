@@ -18,14 +18,16 @@ from functools import lru_cache
 
 import simplemma
 
-from core.text.language import frequent_words
+from core.text.function_words import frequent_words
 
 # A word: letters or digits, with at most one inner apostrophe ("don't", "author's", "2018").
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 # A word of letters only (no digits), any script: what follow-up cues and language scores read.
 LETTER_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+# A list item's bullet or number ("-", "•", "2.", "(3)"), as a pattern to build others with.
+LIST_BULLET = r"(?:[-*+•▪–]|\(?\d{1,3}[.)])"
 # A list item's bullet or number at the start of a line ("- ", "• ", "2. ", "(3) "): no part of its text.
-LIST_MARKER = re.compile(r"^\s*(?:[-*+•▪–]|\(?\d{1,3}[.)])\s+")
+LIST_MARKER = re.compile(rf"^\s*{LIST_BULLET}\s+")
 # A capitalised word that does not start a sentence (after a space not preceded by sentence-ending or
 # opening punctuation, or right after a comma, semicolon, colon or bracket): a name of a person, place,
 # company or thing. Only meaningful in languages that capitalise names alone (not German nouns).

@@ -12,10 +12,11 @@ import pytest
 
 from core.answer import extractive
 from core.answer.abstain import NO_ANSWER_MESSAGE, judge, suggest
-from core.answer.extractive import MAX_WORDS, NEAR_DUPLICATE, extract_answer, is_signpost
+from core.answer.extractive import MAX_WORDS, extract_answer, is_signpost
 from core.answer.quotable import sentence_units
 from core.evaluate import evidence_found
 from core.models import Hit
+from core.profiles import profile_for
 from core.search import search
 from core.text import stemmer_for
 from tests.conftest import DEMO, ROOT
@@ -132,7 +133,7 @@ def test_no_duplicate_or_near_duplicate_sentences(asked, embedder, qid):
     assert len(set(texts)) == len(texts)
     vectors = embedder.embed(texts)
     similarity = vectors @ vectors.T - np.eye(len(texts)) * 2
-    assert similarity.max() < NEAR_DUPLICATE
+    assert similarity.max() < profile_for(embedder.model_id).passage.near_duplicate
 
 
 def test_a_sentence_repeated_in_overlapping_chunks_is_quoted_once(embedder):

@@ -179,11 +179,13 @@ def test_a_number_the_posts_give_for_something_else_is_unsupported(embedder):
 def test_labelled_set_flags_inventions_without_flagging_the_authors_words(tmp_path):
     """The check on data/demo/eval/grounding.jsonl (bench/grounding.py measures the same set)."""
     from bench.grounding import flags, load_labels, measure, scores
-    from core.answer.grounding import OVERLAP_THRESHOLD, SIMILARITY_THRESHOLD
     from core.config import Settings
+    from core.profiles import profile_for
 
-    items = measure(Settings.load({"data_dir": tmp_path / "db"}, environ={}), load_labels())
-    result = scores(items, flags(items, SIMILARITY_THRESHOLD, OVERLAP_THRESHOLD, details=True))
+    settings = Settings.load({"data_dir": tmp_path / "db"}, environ={})
+    items = measure(settings, load_labels())
+    thresholds = profile_for(settings.effective_embed_model).grounding
+    result = scores(items, flags(items, thresholds.similarity, thresholds.overlap, details=True))
     assert result["recall"] >= 0.8  # most invented sentences are flagged
     assert result["false_alarm"] <= 0.05  # and the author's own statements almost never are
 

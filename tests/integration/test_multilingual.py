@@ -112,8 +112,8 @@ def test_a_question_in_another_language_finds_the_english_post(e5_table, lang):
     question, expected = QUESTIONS[lang]
     result = search(question, settings.replace(retrieval_mode="dense"), store=store)
     assert result.hits[0].post_id == expected, [(h.post_id, round(h.relevance, 3)) for h in result.hits[:5]]
-    # Rescaled relevance (core.embed.scales.RELEVANCE_SCALES): raw e5 cosines are all ≈ 0.7-0.85, so without
-    # the rescale every chunk would pass the threshold; rescaled, the unrelated ones fall below it.
+    # Rescaled relevance (the model profile's relevance_scale): raw e5 cosines are all ≈ 0.7-0.85, so
+    # without the rescale every chunk would pass the threshold; rescaled, the unrelated ones fall below it.
     relevances = [h.relevance for h in result.candidates]
     assert 0 < relevances[0] <= 1 and relevances[0] == max(relevances)
     assert min(relevances) < settings.threshold

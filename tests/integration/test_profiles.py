@@ -17,7 +17,9 @@ from core.models import Hit
 from core.profiles import (
     PROFILES_DIR_ENV,
     Bar,
+    GroundingThresholds,
     ModelProfile,
+    Passage,
     ProfileError,
     Scorer,
     find_entry,
@@ -37,6 +39,9 @@ def test_a_profile_survives_a_round_trip(tmp_path: Path):
         relevance_scale=(0.5, 0.9),
         cross_lingual=True,
         scorer=Scorer(similarity=0.7, heading=0.2),
+        passage=Passage(near_duplicate=0.8, second_post_gap=0.1),
+        grounding=GroundingThresholds(similarity=0.5, overlap=0.7),
+        topics_merge=0.3,
         measured=False,
         notes="not measured",
         calibration={"sets": ["a.jsonl"], "same_language": {"on_topic": 3}},
@@ -56,6 +61,14 @@ def test_a_profile_survives_a_round_trip(tmp_path: Path):
         ),
         ({"relevance_scale": [0.9, 0.1]}, "relevance_scale"),
         ({"scorer": {"simlarity": 0.5}}, "'simlarity'"),
+        ({"passage": {"near_duplicate": "0.9"}}, "'passage.near_duplicate'"),
+        ({"passage": {"near_duplicate": 1.5}}, "'passage.near_duplicate'"),
+        ({"passage": {"second_post_gap": -0.05}}, "'passage.second_post_gap'"),
+        ({"passage": [0.9, 0.05]}, "'passage'"),
+        ({"grounding": {"overlap": 1.2}}, "'grounding.overlap'"),
+        ({"grounding": {"similarity": None}}, "'grounding.similarity'"),
+        ({"grounding": {"simliarity": 0.6}}, "'simliarity'"),
+        ({"topics_merge": "0.25"}, "'topics_merge'"),
         ({"model_id": ""}, "model_id"),
     ],
 )
@@ -77,6 +90,69 @@ def test_the_bundled_models_have_profiles_the_modules_read():
     for name in ("multilingual-e5-small", "intfloat/multilingual-e5-small", E5, "e5"):
         assert get_embedder(Settings(embed_model=name)).model_id == E5
     assert get_embedder(Settings()).model_id == MINILM
+
+
+def test_a_profile_without_the_optional_blocks_keeps_minilms_numbers():
+    profile = load_profile_json({"model_id": "m", "bar": Bar(0.6, 0.3, 0.0, 0.05).__dict__})
+    assert profile.scorer == Scorer() and profile.passage == Passage()
+    assert profile.grounding == GroundingThresholds() and profile.topics_merge == 0.25
+    partial = load_profile_json(
+        {"model_id": "m", "bar": Bar(0.6, 0.3, 0.0, 0.05).__dict__, "passage": {"near_duplicate": 0.95}}
+    )
+    assert partial.passage == Passage(near_duplicate=0.95, second_post_gap=0.05)
+
+
+def test_the_numbers_moved_out_of_core_answer_keep_their_values():
+    """#29: grounding's thresholds, the second passage's rule and the topic merge threshold moved from
+    core/answer and core/search into the profiles with the values they had there."""
+    for model_id in (MINILM, E5, "openai:text-embedding-3-small", "somebody/unregistered"):
+        profile = profile_for(model_id)
+        assert profile.grounding == GroundingThresholds(similarity=0.65, overlap=0.65)
+        assert profile.passage == Passage(near_duplicate=0.9, second_post_gap=0.05)
+    assert profile_for(MINILM).topics_merge == 0.25 == profile_for("somebody/unregistered").topics_merge
+    assert profile_for(E5).topics_merge == 0.4
+    assert "not measured on e5" in profile_for(E5).notes
+
+
+def test_the_static_sites_rules_carry_the_profiles_passage_numbers():
+    from core.publish.bundle import _rules
+
+    for model_id in (MINILM, E5):
+        rules = _rules(model_id)
+        assert (rules["near_duplicate"], rules["second_post_gap"]) == (0.9, 0.05)
+
+
+def test_the_grounding_check_reads_its_thresholds_from_the_models_profile(tmp_path, monkeypatch):
+    from core.answer.grounding import GroundingChecker
+
+    embedder = get_embedder(Settings())
+    checker = GroundingChecker(HITS, embedder)
+    assert (checker.similarity_threshold, checker.overlap_threshold) == (0.65, 0.65)
+    assert GroundingChecker(HITS, embedder, overlap_threshold=0.5).overlap_threshold == 0.5
+    monkeypatch.setenv(PROFILES_DIR_ENV, str(_register(tmp_path, Bar(0.6, 0.275, 0.0, 0.05))))
+    own = ModelProfile(OWN_ID, Bar(0.6, 0.275, 0.0, 0.05), grounding=GroundingThresholds(0.8, 0.7))
+    save_profile(own, tmp_path / "acme.json")
+    checker = GroundingChecker(HITS, get_embedder(Settings(embed_model="acme-minilm")))
+    assert (checker.similarity_threshold, checker.overlap_threshold) == (0.8, 0.7)
+
+
+def test_topics_merge_at_the_models_profile_threshold(tmp_path, monkeypatch):
+    from core.search.topics import find_topics
+
+    questions = ["How do you sharpen a chisel?", "What glue do you use for oak?", "Which saw cuts dovetails?"]
+    monkeypatch.setenv(PROFILES_DIR_ENV, str(_register(tmp_path, Bar(0.6, 0.275, 0.0, 0.05))))
+    embedder = get_embedder(Settings(embed_model="acme-minilm"))
+    for merge, groups in ((1.5, 3), (-1.0, 1)):  # out of reach: none merge; below any cosine: all do
+        save_profile(
+            ModelProfile(OWN_ID, Bar(0.6, 0.275, 0.0, 0.05), topics_merge=merge), tmp_path / "acme.json"
+        )
+        assert len(find_topics(questions, embedder)) == groups
+
+
+def load_profile_json(data: dict) -> ModelProfile:
+    from core.profiles.profile import profile_from_json
+
+    return profile_from_json(data, "test")
 
 
 def test_openai_models_have_profiles_that_say_they_are_not_measured():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from core.answer.extractive import is_signpost
@@ -61,10 +63,20 @@ def test_every_reply_language_has_a_full_record(code):
 
 def test_a_language_without_a_record_gets_no_english_cues():
     italian = language("it")
-    assert italian is FALLBACK and not italian.referring and not italian.number_words
+    assert italian.code == "it" and not italian.referring and not italian.number_words
     assert not italian.leans_back("This is why") and italian.number("twelve") is None
     assert italian.no_answer == ENGLISH.no_answer  # the fixed replies fall back to English
     assert language("und") is UNKNOWN and {"it", "das", "ça", "bu"} <= UNKNOWN.referring
+
+
+def test_a_language_without_a_record_keeps_its_code_for_its_function_words():
+    """#29: FALLBACK had no code, so Italian got no function words though stop-words has Italian."""
+    italian = language("it")
+    assert (
+        italian.function_words == function_words("it") and {"il", "della", "perché"} <= italian.function_words
+    )
+    assert dataclasses.replace(italian, code="") == FALLBACK  # otherwise the fallback: no cues
+    assert language("xx").code == "xx" and language("xx").function_words == frozenset()  # no list: none
 
 
 def test_number_words_per_language():
