@@ -179,8 +179,9 @@ def _post_ref(item: Any, base: str, sentences: Iterable[str] = ()) -> dict:
 
 
 def answer_json(turn: Turn, base: str) -> dict:
-    """What a reader's client gets for one turn: the answer (Markdown), how it was made, the quoted
-    sentences and, for quotes, the passages per post in plain text, the posts they come from, the closest
+    """What a reader's client gets for one turn: the answer (Markdown) and `answer_text`, the same in
+    plain text for clients that show text (the widget: a title's `&`, `*` or `<` as written), how it was
+    made, the quoted sentences and, for quotes, the passages per post in plain text, the posts they come from, the closest
     posts when declined (no relevance numbers, no model or server details). `base` is Inkwell's own
     address, for the reader-page links of posts without one."""
     reply = turn.reply
@@ -194,6 +195,7 @@ def answer_json(turn: Turn, base: str) -> dict:
         "searched_for": turn.query if turn.rewritten else None,
         "mode": reply.mode,
         "answer": reply.text,
+        "answer_text": reply.plain_text,
         "declined": reply.mode == "none" or reply.declined,
         "sentences": [{**_post_ref(q, base, [q.text]), "text": q.text} for q in reply.quotes],
         "passages": [
@@ -347,13 +349,15 @@ class Api:
             yield from ticket.stream(turn.reply)
 
     def _events(self, turn: Turn, settings: Settings, started: float, base: str) -> Iterator[str]:
-        """Server-sent events: `meta` (mode and what was searched), `delta`s of text, then `done` with the
-        whole reply (as the JSON answer), or `error`."""
+        """Server-sent events: `meta` (mode and what was searched), `delta`s of text (`text` as Markdown,
+        `plain` as plain text), then `done` with the whole reply (as the JSON answer), or `error`."""
         yield _sse("meta", {"mode": turn.reply.mode, "searched_for": turn.query if turn.rewritten else None})
         try:
             # A generated reply that falls back to quoting has shown nothing before: its one delta is the quote.
             for delta in self._deltas(turn, settings):
-                yield _sse("delta", {"text": delta})
+                # A reply that is not generated comes in one delta, the whole text: its plain form is whole too.
+                plain = delta if turn.reply.mode == "generative" else turn.reply.plain_text
+                yield _sse("delta", {"text": delta, "plain": plain})
             yield _sse("done", self._finished(turn, settings, started, base))
         except AnswerRefused as exc:
             yield _sse("error", {"error": str(exc), "status": 503})

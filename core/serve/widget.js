@@ -108,9 +108,10 @@
   function drawQuestion(text) {
     log.appendChild(el("p", { class: "q" }, text));
   }
+  // The answer as plain text (answer_text): `answer` is Markdown, whose escapes would show as typed.
   function drawAnswer(turn) {
     var box = el("div");
-    var answer = el("p", { class: "a" }, turn.answer || "");
+    var answer = el("p", { class: "a" }, turn.text || turn.answer || "");
     box.appendChild(answer);
     log.appendChild(box);
     if (turn.reply) drawSources(box, turn.reply);
@@ -244,12 +245,13 @@
       }
       return readEvents(response, function (event, data) {
         if (event === "delta") {
-          text += data.text;
+          text += data.plain != null ? data.plain : data.text;
           view.answer.textContent = text;
         } else if (event === "done") {
-          turn.answer = data.answer;
+          turn.answer = data.answer;  // Markdown, sent back as the conversation (as the chat keeps it)
+          turn.text = data.answer_text || data.answer;
           turn.reply = data;
-          view.answer.textContent = data.answer;
+          view.answer.textContent = turn.text;
           drawSources(view.box, data);
           drawRating(view.box, data);
           state.turns.push(turn);

@@ -31,6 +31,12 @@ STARTERS = ["When does swarming season start?", "How are mites counted?", "How i
 BLOG = "http://127.0.0.1:4000"  # the one origin the owner allows
 PER_MINUTE = 3
 _addresses = (f"203.0.113.{i}" for i in itertools.count(1))
+# A title that Markdown escapes (`&`, `<`, `*`): the plain answer must give it back as written.
+KILN_TITLE = 'Kilns <img src=x onerror="alert(1)"> & "quotes" *fired*'
+KILN = [
+    "A bisque firing in my electric kiln takes about nine hours.",
+    "The kiln must cool for a full day before the door is opened.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +52,7 @@ def table(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
     posts = [
         Post("bees", "On Bees", [Block(p) for p in BEES], raw="\n\n".join(BEES), source="bees.txt"),
         Post("bread", "Sourdough", [Block(BREAD)], raw=BREAD, source="bread.txt", collection="recipes"),
+        Post("kiln", KILN_TITLE, [Block(p) for p in KILN], raw="\n\n".join(KILN), source="kiln.txt"),
     ]
     assert ingest_posts(posts, settings, store=Store(data_dir), embedder=embedder).ok
     save_owner(Store(data_dir), {"greeting": "Ask me about bees.", "starters": STARTERS})
@@ -111,7 +118,7 @@ def events(response: requests.Response) -> list[tuple[str, dict]]:
 def test_health_counts_the_posts(client):
     response = client.get("/api/health")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "posts": 2, "chunks": response.json()["chunks"]}
+    assert response.json() == {"status": "ok", "posts": 3, "chunks": response.json()["chunks"]}
     assert response.json()["chunks"] >= 2
 
 
@@ -157,6 +164,19 @@ def test_the_answer_streams_as_server_sent_events(client):
     assert got[-1][0] == "done"
     deltas = "".join(d["text"] for e, d in got if e == "delta")
     assert deltas == got[-1][1]["answer"] and "Swarming season starts in May." in deltas
+
+
+def test_the_plain_answer_gives_a_title_as_written(client):
+    data = ask(client, {"question": "How long does a bisque firing in the kiln take?"}).json()
+    assert data["mode"] == "extractive" and [s["post_id"] for s in data["sources"]] == ["kiln"]
+    assert data["answer_text"].startswith(f"From {KILN_TITLE}:\n"), data["answer_text"]
+    assert KILN[0] in data["answer_text"]
+    assert not any(escape in data["answer_text"] for escape in ("&amp;", "&lt;", "\\"))
+    assert "&amp;" in data["answer"]  # the Markdown form keeps its escapes, for Markdown renderers
+    got = events(ask(client, {"question": "How long does a bisque firing in the kiln take?"},
+                     Accept="text/event-stream"))  # fmt: skip
+    plain = "".join(d["plain"] for e, d in got if e == "delta")
+    assert plain == got[-1][1]["answer_text"] == data["answer_text"]
 
 
 def test_a_generated_answer_streams_from_the_model(client, model):
