@@ -55,6 +55,7 @@ from core.serve.resources import shared_embedder, shared_gate, shared_question_l
 from core.store import StoreError
 from core.text import QuestionError, check_question
 from core.text.fragments import citation_link
+from core.text.question import has_surrogates
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,8 @@ async def _body(request: Request) -> dict:
         data = json.loads(raw or b"null")
     except (ValueError, UnicodeDecodeError):
         raise ApiError(400, "The request body is not valid JSON.") from None
+    except RecursionError:  # [[[[… thousands deep: within 64 KB, past the parser's nesting limit
+        raise ApiError(400, "The request body is nested too deeply.") from None
     if not isinstance(data, dict):
         raise ApiError(400, 'Send a JSON object such as {"question": "..."}.')
     return data
@@ -112,6 +115,14 @@ def _question(value: Any, settings: Settings) -> str:
         return check_question(value, settings.max_question_chars)
     except QuestionError as exc:
         raise ApiError(413 if exc.kind == "too_long" else 400, str(exc)) from None
+
+
+def _no_surrogates(text: str, field: str) -> str:
+    """`text`, or ApiError 400 when it holds a lone surrogate (JSON's "\\ud800"): it cannot be stored or
+    written back as UTF-8, nor tokenized."""
+    if has_surrogates(text):
+        raise ApiError(400, f'"{field}" holds a broken character (an unpaired UTF-16 surrogate).')
+    return text
 
 
 def _conversation(value: Any) -> list[dict]:
@@ -127,7 +138,7 @@ def _conversation(value: Any) -> list[dict]:
             raise ApiError(
                 400, 'Each turn of "conversation" needs a role ("user" or "assistant") and content.'
             )
-        turns.append({"role": role, "content": content[:MAX_TURN_CHARS]})
+        turns.append({"role": role, "content": _no_surrogates(content[:MAX_TURN_CHARS], "conversation")})
     return turns
 
 
@@ -137,7 +148,7 @@ def _collections(value: Any) -> list[str] | None:
     values = [value] if isinstance(value, str) else value
     if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
         raise ApiError(400, '"collection" must be a collection name or a list of them.')
-    return values
+    return [_no_surrogates(v, "collection") for v in values]
 
 
 def _mode(value: Any, settings: Settings) -> str | None:
@@ -333,6 +344,8 @@ class Api:
         question_id, up, comment = data.get("question_id"), data.get("up"), data.get("comment", "")
         if not isinstance(question_id, str) or not isinstance(up, bool) or not isinstance(comment, str):
             raise ApiError(400, 'Send {"question_id": "...", "up": true or false, "comment": "..."}.')
+        _no_surrogates(question_id, "question_id")
+        _no_surrogates(comment, "comment")
         log = shared_question_log(settings)
         if not log.enabled:
             raise ApiError(404, "Questions are not kept here, so there is nothing to rate.")

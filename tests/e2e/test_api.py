@@ -206,6 +206,9 @@ def test_a_generated_answer_streams_from_the_model(client, model):
         ({"question": "Bees?", "collection": 7}, 400, "collection"),
         ({"question": "x" * 1001}, 413, "1,000"),
         ({"question": "Bees?", "padding": "x" * 70_000}, 413, "64 KB"),
+        ("[" * 30_000 + "]" * 30_000, 400, "nested too deeply"),  # was a RecursionError: 500
+        ('{"question": "Bees \\ud800?"}', 400, "unpaired UTF-16 surrogate"),  # was a TypeError: 500
+        ('{"question": "Bees?", "conversation": [{"role": "user", "content": "\\udc00"}]}', 400, "surrogate"),
     ],
 )
 def test_bad_requests_get_a_json_error_and_no_traceback(client, body, status, words):
