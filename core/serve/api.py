@@ -48,7 +48,7 @@ from core.embed import EmbedError
 from core.llm import LLMError
 from core.search import search
 from core.serve.admission import AnswerRefused, AnswerStopped
-from core.serve.clients import client_address, forwarded_hops
+from core.serve.clients import request_client
 from core.serve.guard import ClientLimits
 from core.serve.openapi import OPENAPI
 from core.serve.resources import shared_embedder, shared_gate, shared_question_log, shared_store
@@ -252,9 +252,12 @@ class Api:
         origin = request.headers.get("origin")
         if origin and not _same_origin(request, origin) and origin not in settings.allowed_origin_list:
             raise ApiError(403, "This site may not use the API: the blog's owner has not allowed it.")
+        # As the chat decides it (core/serve/clients.py): uvicorn has already replaced a loopback peer with
+        # the X-Forwarded-For entry it liked, so any local process could name a new client each time;
+        # server_peer undoes that, and the header counts only from the owner's trusted proxies.
         peer = request.client.host if request.client else None
-        client = client_address(peer, forwarded_hops(request.headers.getlist("x-forwarded-for")),
-                                settings.trusted_proxy_networks) or "local"  # fmt: skip
+        forwarded = request.headers.getlist("x-forwarded-for")
+        client = request_client(peer, forwarded, settings.trusted_proxy_networks) or "local"
         decision = (self.limits if limits is None else limits).acquire(client, settings.questions_per_minute)
         if not decision.allowed:
             wait = max(1, int(decision.retry_after + 0.999))

@@ -76,6 +76,21 @@ def api(tmp_path_factory: pytest.TempPathFactory, table: Path, model: ScriptedOp
         yield server.url
 
 
+@pytest.fixture(scope="module")
+def untrusted_api(tmp_path_factory: pytest.TempPathFactory, table: Path) -> Iterator[str]:
+    """The API as it starts by default: no trusted proxy; 2 questions a minute per client."""
+    env = app_environ(
+        INKWELL_DATA_DIR=str(table),
+        INKWELL_CHUNK_TOKENS="30",
+        INKWELL_QUESTIONS_PER_MINUTE="2",
+        INKWELL_ANSWER_MODE="extractive",
+        INKWELL_TRANSLATE_QUESTION="false",
+        INKWELL_ROUTING="off",
+    )
+    with streamlit_server(tmp_path_factory.mktemp("api-untrusted"), env, script="server.py") as server:
+        yield server.url
+
+
 class Client:
     """HTTP to the API from an address of its own (see the module docstring)."""
 
@@ -238,6 +253,27 @@ def test_a_client_past_the_rate_limit_is_told_when_to_come_back(client):
     refused = statuses[-1]
     assert refused.status_code == 429 and int(refused.headers["Retry-After"]) >= 1
     assert "wait" in refused.json()["error"]
+
+
+def test_a_new_x_forwarded_for_on_each_request_is_still_one_client(untrusted_api):
+    # uvicorn believes loopback's header; with no proxy trusted, Inkwell must not (issue #31's rule).
+    client = Client(untrusted_api)
+    spoofed = [f"198.51.100.{n}" for n in range(1, 5)]
+    statuses = [ask(client, {"question": "Bees?"}, **{"X-Forwarded-For": a}).status_code for a in spoofed]
+    assert statuses == [200, 200, 429, 429]
+
+
+def test_behind_a_trusted_proxy_each_forwarded_client_is_counted(client):
+    # The module's server trusts 127.0.0.1: the client is the right-most address the proxy forwarded.
+    first, *others = [next(_addresses) for _ in range(PER_MINUTE + 1)]
+    for address in [first, *others]:
+        assert ask(client, {"question": "Bees?"}, **{"X-Forwarded-For": address}).status_code == 200
+    # What a client wrote left of the proxy's entry does not make it another client.
+    again = [
+        ask(client, {"question": "Bees?"}, **{"X-Forwarded-For": f"192.0.2.{n}, {first}"}).status_code
+        for n in range(PER_MINUTE)
+    ]
+    assert again == [200] * (PER_MINUTE - 1) + [429]
 
 
 def test_only_the_listed_origin_may_call_from_a_browser(client):
