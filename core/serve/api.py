@@ -33,6 +33,7 @@ from urllib.parse import urljoin
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -64,6 +65,7 @@ MAX_TURNS = 20  # earlier turns a client may send (the chat keeps more, but a fo
 MAX_TURN_CHARS = 8000
 MAX_K = 50
 SSE = "text/event-stream"
+ORIGIN_REFUSED = "This site may not use the API: the blog's owner has not allowed it."
 # Failures with a message meant for people (a broken table, a model that cannot be reached, bad settings).
 KNOWN = (ConfigError, StoreError, EmbedError, LLMError, OSError, ValueError)
 
@@ -251,7 +253,7 @@ class Api:
         allowed (ApiError 403/429 otherwise)."""
         origin = request.headers.get("origin")
         if origin and not _same_origin(request, origin) and origin not in settings.allowed_origin_list:
-            raise ApiError(403, "This site may not use the API: the blog's owner has not allowed it.")
+            raise ApiError(403, ORIGIN_REFUSED)
         # As the chat decides it (core/serve/clients.py): uvicorn has already replaced a loopback peer with
         # the X-Forwarded-For entry it liked, so any local process could name a new client each time;
         # server_peer undoes that, and the header counts only from the owner's trusted proxies.
@@ -431,6 +433,22 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     return error_response(500, "Something went wrong on the server.")
 
 
+class _JsonCors(CORSMiddleware):
+    """CORS for the owner's listed origins, whose refused preflight answers in JSON like every other error
+    (Starlette's says "Disallowed CORS origin" in plain text)."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        response = super().preflight_response(request_headers)
+        if response.status_code == 200:
+            return response
+        headers = {k: v for k, v in response.headers.items() if k not in ("content-length", "content-type")}
+        if b"origin" in bytes(response.body):
+            return error_response(403, ORIGIN_REFUSED, headers)
+        return error_response(
+            400, "The API takes GET and POST with Content-Type and Accept headers.", headers
+        )
+
+
 def api_app(settings_source: Callable[[], Settings]) -> Starlette:
     """The API as a Starlette app (mounted at /api), with CORS for the owner's listed origins."""
     api = Api(settings_source)
@@ -451,7 +469,7 @@ def api_app(settings_source: Callable[[], Settings]) -> Starlette:
         ],
         middleware=[
             Middleware(
-                CORSMiddleware,
+                _JsonCors,
                 allow_origins=origins,
                 allow_methods=["GET", "POST"],
                 allow_headers=["Content-Type", "Accept"],

@@ -217,6 +217,11 @@
     return pump();
   }
 
+  // fetch rejects (a TypeError, "Failed to fetch") when the server is down or the browser refused it:
+  // most often a blog the owner has not allowed, whose call the browser stops before any answer.
+  var UNREACHABLE = "The answer service could not be reached from this site. It may not allow this " +
+    "site yet (its owner lists the blogs allowed in INKWELL_ALLOWED_ORIGINS), or it may be down.";
+
   var busy = false;
   form.addEventListener("submit", function (e) {
     e.preventDefault();
@@ -237,6 +242,8 @@
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
       body: JSON.stringify(body),
+    }).catch(function () {
+      throw new Error(UNREACHABLE);  // only fetch's own rejection: the server's errors are read below
     }).then(function (response) {
       if (!response.ok) {
         return response.json().catch(function () { return {}; }).then(function (err) {

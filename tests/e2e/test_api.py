@@ -292,6 +292,9 @@ def test_only_the_listed_origin_may_call_from_a_browser(client):
         "/api/ask", headers={"Origin": other, "Access-Control-Request-Method": "POST"}
     )
     assert "access-control-allow-origin" not in bad_preflight.headers
+    # In JSON like every other error (Starlette's own says "Disallowed CORS origin" in plain text).
+    assert bad_preflight.status_code == 403 and bad_preflight.json()["status"] == 403
+    assert "not allowed" in bad_preflight.json()["error"]
 
 
 def test_the_widget_script_is_served(client):

@@ -182,7 +182,10 @@ def test_a_blog_the_owner_did_not_list_is_refused(page, inkwell, tmp_path):
     with blog(tmp_path / "elsewhere", f"{inkwell.url}/widget.js") as site:  # another port: not listed
         page.goto(site)
         text = ask(page, "When does swarming season start?")
-        assert "Swarming" not in text
+        assert "Swarming" not in text and "Failed to fetch" not in text
+        # Said in plain words, with what the owner can do (the browser stops the call: no status to read).
+        assert text.startswith("The answer service could not be reached from this site."), text
+        assert "INKWELL_ALLOWED_ORIGINS" in text
         assert page.locator("p.a").count() == 1
 
 
