@@ -22,6 +22,7 @@ from core.prepare import LLMPrepOptions, prepare_posts, preview_rewrites
 from core.search import RulesError, load_rules, read_rules_text, route, rules_path, rules_template, save_rules
 from pages import shared
 from pages.shared.addresses import edit_address
+from pages.shared.share import share_section
 from pages.shared.static_download import static_site_section
 from pages.shared.web_sources import web_sources_tab
 
@@ -417,6 +418,9 @@ with st.expander("Collections routing"):
 
 with st.expander("Static site: download as a zip"):  # pages/shared/static_download.py
     static_site_section(settings)
+
+with st.expander("Share on your blog: the widget"):  # pages/shared/share.py
+    share_section(settings, store)
 
 st.divider()
 shared.undo_button(settings)

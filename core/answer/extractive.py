@@ -169,6 +169,12 @@ class ExtractiveAnswer:
         return out
 
     @property
+    def plain_text(self) -> str:
+        """The answer as plain text, for clients that show text and not Markdown (the HTTP API's widget):
+        "From <title>:" and the post's passage (`passages`), the title exactly as the author wrote it."""
+        return "\n\n".join(f"From {title}:\n{body}" for _, title, body in self.passages())
+
+    @property
     def text(self) -> str:
         """The answer as Markdown: "From *<title>*:" and the post's passage. The title is shown
         literally (`markdown_literal`): a title is the post's data, not markup.

@@ -143,6 +143,15 @@ class Reply:
         return sources
 
     @property
+    def plain_text(self) -> str:
+        """`text` for clients that show plain text: a quoted answer without its Markdown (titles as
+        written, no escapes or emphasis); any other reply is plain already (the fixed replies, or the
+        model's words, which are shown as they are)."""
+        if self.mode == "extractive" and self.extracted is not None:
+            return self.extracted.plain_text
+        return self.text
+
+    @property
     def called_model(self) -> bool:
         return bool(self.stream is not None and self.stream.called_model)
 

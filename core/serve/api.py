@@ -34,6 +34,7 @@ from urllib.parse import urljoin
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -49,7 +50,7 @@ from core.embed import EmbedError
 from core.llm import LLMError
 from core.search import search
 from core.serve.admission import AnswerRefused, AnswerStopped
-from core.serve.clients import client_address, forwarded_hops
+from core.serve.clients import request_client
 from core.serve.guard import ClientLimits
 from core.serve.openapi import OPENAPI
 from core.serve.resources import shared_embedder, shared_gate, shared_question_log, shared_store
@@ -57,6 +58,7 @@ from core.store import StoreError
 from core.store.questions import PRIVACY_NOTE
 from core.text import QuestionError, check_question
 from core.text.fragments import citation_link
+from core.text.question import has_surrogates
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +67,7 @@ MAX_TURNS = 20  # earlier turns a client may send (the chat keeps more, but a fo
 MAX_TURN_CHARS = 8000
 MAX_K = 50
 SSE = "text/event-stream"
+ORIGIN_REFUSED = "This site may not use the API: the blog's owner has not allowed it."
 # Failures with a message meant for people (a broken table, a model that cannot be reached, bad settings).
 KNOWN = (ConfigError, StoreError, EmbedError, LLMError, OSError, ValueError)
 
@@ -102,6 +105,8 @@ async def _body(request: Request) -> dict:
         data = json.loads(raw or b"null")
     except (ValueError, UnicodeDecodeError):
         raise ApiError(400, "The request body is not valid JSON.") from None
+    except RecursionError:  # [[[[… thousands deep: within 64 KB, past the parser's nesting limit
+        raise ApiError(400, "The request body is nested too deeply.") from None
     if not isinstance(data, dict):
         raise ApiError(400, 'Send a JSON object such as {"question": "..."}.')
     return data
@@ -114,6 +119,14 @@ def _question(value: Any, settings: Settings) -> str:
         return check_question(value, settings.max_question_chars)
     except QuestionError as exc:
         raise ApiError(413 if exc.kind == "too_long" else 400, str(exc)) from None
+
+
+def _no_surrogates(text: str, field: str) -> str:
+    """`text`, or ApiError 400 when it holds a lone surrogate (JSON's "\\ud800"): it cannot be stored or
+    written back as UTF-8, nor tokenized."""
+    if has_surrogates(text):
+        raise ApiError(400, f'"{field}" holds a broken character (an unpaired UTF-16 surrogate).')
+    return text
 
 
 def _conversation(value: Any) -> list[dict]:
@@ -129,7 +142,7 @@ def _conversation(value: Any) -> list[dict]:
             raise ApiError(
                 400, 'Each turn of "conversation" needs a role ("user" or "assistant") and content.'
             )
-        turns.append({"role": role, "content": content[:MAX_TURN_CHARS]})
+        turns.append({"role": role, "content": _no_surrogates(content[:MAX_TURN_CHARS], "conversation")})
     return turns
 
 
@@ -139,7 +152,7 @@ def _collections(value: Any) -> list[str] | None:
     values = [value] if isinstance(value, str) else value
     if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
         raise ApiError(400, '"collection" must be a collection name or a list of them.')
-    return values
+    return [_no_surrogates(v, "collection") for v in values]
 
 
 def _mode(value: Any, settings: Settings) -> str | None:
@@ -181,8 +194,9 @@ def _post_ref(item: Any, base: str, sentences: Iterable[str] = ()) -> dict:
 
 
 def answer_json(turn: Turn, base: str) -> dict:
-    """What a reader's client gets for one turn: the answer (Markdown), how it was made, the quoted
-    sentences and, for quotes, the passages per post in plain text, the posts they come from, the closest
+    """What a reader's client gets for one turn: the answer (Markdown) and `answer_text`, the same in
+    plain text for clients that show text (the widget: a title's `&`, `*` or `<` as written), how it was
+    made, the quoted sentences and, for quotes, the passages per post in plain text, the posts they come from, the closest
     posts when declined (no relevance numbers, no model or server details). `base` is Inkwell's own
     address, for the reader-page links of posts without one."""
     reply = turn.reply
@@ -196,6 +210,7 @@ def answer_json(turn: Turn, base: str) -> dict:
         "searched_for": turn.query if turn.rewritten else None,
         "mode": reply.mode,
         "answer": reply.text,
+        "answer_text": reply.plain_text,
         "declined": reply.mode == "none" or reply.declined,
         "sentences": [{**_post_ref(q, base, [q.text]), "text": q.text} for q in reply.quotes],
         "passages": [
@@ -240,10 +255,13 @@ class Api:
         allowed (ApiError 403/429 otherwise)."""
         origin = request.headers.get("origin")
         if origin and not _same_origin(request, origin) and origin not in settings.allowed_origin_list:
-            raise ApiError(403, "This site may not use the API: the blog's owner has not allowed it.")
+            raise ApiError(403, ORIGIN_REFUSED)
+        # As the chat decides it (core/serve/clients.py): uvicorn has already replaced a loopback peer with
+        # the X-Forwarded-For entry it liked, so any local process could name a new client each time;
+        # server_peer undoes that, and the header counts only from the owner's trusted proxies.
         peer = request.client.host if request.client else None
-        client = client_address(peer, forwarded_hops(request.headers.getlist("x-forwarded-for")),
-                                settings.trusted_proxy_networks) or "local"  # fmt: skip
+        forwarded = request.headers.getlist("x-forwarded-for")
+        client = request_client(peer, forwarded, settings.trusted_proxy_networks) or "local"
         decision = (self.limits if limits is None else limits).acquire(client, settings.questions_per_minute)
         if not decision.allowed:
             wait = max(1, int(decision.retry_after + 0.999))
@@ -336,6 +354,8 @@ class Api:
         question_id, up, comment = data.get("question_id"), data.get("up"), data.get("comment", "")
         if not isinstance(question_id, str) or not isinstance(up, bool) or not isinstance(comment, str):
             raise ApiError(400, 'Send {"question_id": "...", "up": true or false, "comment": "..."}.')
+        _no_surrogates(question_id, "question_id")
+        _no_surrogates(comment, "comment")
         log = shared_question_log(settings)
         if not log.enabled:
             raise ApiError(404, "Questions are not kept here, so there is nothing to rate.")
@@ -352,13 +372,15 @@ class Api:
             yield from ticket.stream(turn.reply)
 
     def _events(self, turn: Turn, settings: Settings, started: float, base: str) -> Iterator[str]:
-        """Server-sent events: `meta` (mode and what was searched), `delta`s of text, then `done` with the
-        whole reply (as the JSON answer), or `error`."""
+        """Server-sent events: `meta` (mode and what was searched), `delta`s of text (`text` as Markdown,
+        `plain` as plain text), then `done` with the whole reply (as the JSON answer), or `error`."""
         yield _sse("meta", {"mode": turn.reply.mode, "searched_for": turn.query if turn.rewritten else None})
         try:
             # A generated reply that falls back to quoting has shown nothing before: its one delta is the quote.
             for delta in self._deltas(turn, settings):
-                yield _sse("delta", {"text": delta})
+                # A reply that is not generated comes in one delta, the whole text: its plain form is whole too.
+                plain = delta if turn.reply.mode == "generative" else turn.reply.plain_text
+                yield _sse("delta", {"text": delta, "plain": plain})
             yield _sse("done", self._finished(turn, settings, started, base))
         except AnswerRefused as exc:
             yield _sse("error", {"error": str(exc), "status": 503})
@@ -416,6 +438,22 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     return error_response(500, "Something went wrong on the server.")
 
 
+class _JsonCors(CORSMiddleware):
+    """CORS for the owner's listed origins, whose refused preflight answers in JSON like every other error
+    (Starlette's says "Disallowed CORS origin" in plain text)."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        response = super().preflight_response(request_headers)
+        if response.status_code == 200:
+            return response
+        headers = {k: v for k, v in response.headers.items() if k not in ("content-length", "content-type")}
+        if b"origin" in bytes(response.body):
+            return error_response(403, ORIGIN_REFUSED, headers)
+        return error_response(
+            400, "The API takes GET and POST with Content-Type and Accept headers.", headers
+        )
+
+
 def api_app(settings_source: Callable[[], Settings]) -> Starlette:
     """The API as a Starlette app (mounted at /api), with CORS for the owner's listed origins."""
     api = Api(settings_source)
@@ -436,7 +474,7 @@ def api_app(settings_source: Callable[[], Settings]) -> Starlette:
         ],
         middleware=[
             Middleware(
-                CORSMiddleware,
+                _JsonCors,
                 allow_origins=origins,
                 allow_methods=["GET", "POST"],
                 allow_headers=["Content-Type", "Accept"],

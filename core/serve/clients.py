@@ -7,6 +7,9 @@ the address it was connected from, so entries left of that one are whatever the 
 
     peer = server_peer(st.context.ip_address, forwarded)   # undo uvicorn's own header handling
     key = client_address(peer, forwarded, settings.trusted_proxy_networks)
+    key = request_client(seen, header_values, trusted)     # the two steps, from the raw headers
+
+The chat (pages/shared/state.py) and the HTTP API (core/serve/api.py) both decide this way.
 
 Addresses come back in one spelling (`ipaddress`'s), loopback as None (Streamlit's "this machine").
 """
@@ -104,6 +107,19 @@ def server_peer(
         return seen
     picked = _uvicorn_pick(forwarded_for)
     return None if _canonical(seen) == _canonical(picked) else seen
+
+
+def request_client(
+    seen: str | None,
+    forwarded_headers: Iterable[str],
+    trusted: Sequence[Network],
+    environ: Mapping[str, str] | None = None,
+) -> str | None:
+    """The client of a request that uvicorn served: `seen` is the peer it reports (the chat's
+    `st.context.ip_address`, the API's `request.client.host`), `forwarded_headers` the X-Forwarded-For
+    values. See server_peer and client_address."""
+    hops = forwarded_hops(forwarded_headers)
+    return client_address(server_peer(seen, hops, environ), hops, trusted)
 
 
 def _uvicorn_pick(hops: Sequence[str]) -> str:

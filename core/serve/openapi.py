@@ -31,6 +31,10 @@ _ANSWER = {
         "searched_for": {"type": ["string", "null"], "description": "What was searched, when it differs."},
         "mode": {"enum": ["extractive", "generative", "none"], "description": "none: not answered."},
         "answer": {"type": "string", "description": "Markdown."},
+        "answer_text": {
+            "type": "string",
+            "description": "The answer in plain text (titles as written, no Markdown): what a widget shows.",
+        },
         "declined": {"type": "boolean", "description": "Nothing the author wrote answers the question."},
         "sentences": {
             "type": "array",
@@ -101,7 +105,7 @@ OPENAPI = {
                 "responses": {
                     "200": {
                         "description": "The answer; with `Accept: text/event-stream`, events `meta`, `delta` "
-                        "({text}), then `done` (this object) or `error` ({error, status}).",
+                        "({text, plain}: Markdown and plain text), then `done` (this object) or `error` ({error, status}).",
                         "content": {"application/json": {"schema": _ANSWER}, "text/event-stream": {}},
                     },
                     **_ERRORS,

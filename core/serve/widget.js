@@ -117,9 +117,10 @@
   function drawQuestion(text) {
     log.appendChild(el("p", { class: "q" }, text));
   }
+  // The answer as plain text (answer_text): `answer` is Markdown, whose escapes would show as typed.
   function drawAnswer(turn) {
     var box = el("div");
-    var answer = el("p", { class: "a" }, turn.answer || "");
+    var answer = el("p", { class: "a" }, turn.text || turn.answer || "");
     box.appendChild(answer);
     log.appendChild(box);
     if (turn.reply) drawSources(box, turn.reply);
@@ -256,6 +257,11 @@
     return pump();
   }
 
+  // fetch rejects (a TypeError, "Failed to fetch") when the server is down or the browser refused it:
+  // most often a blog the owner has not allowed, whose call the browser stops before any answer.
+  var UNREACHABLE = "The answer service could not be reached from this site. It may not allow this " +
+    "site yet (its owner lists the blogs allowed in INKWELL_ALLOWED_ORIGINS), or it may be down.";
+
   var busy = false;
   form.addEventListener("submit", function (e) {
     e.preventDefault();
@@ -276,6 +282,8 @@
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
       body: JSON.stringify(body),
+    }).catch(function () {
+      throw new Error(UNREACHABLE);  // only fetch's own rejection: the server's errors are read below
     }).then(function (response) {
       if (!response.ok) {
         return response.json().catch(function () { return {}; }).then(function (err) {
@@ -284,12 +292,13 @@
       }
       return readEvents(response, function (event, data) {
         if (event === "delta") {
-          text += data.text;
+          text += data.plain != null ? data.plain : data.text;
           view.answer.textContent = text;
         } else if (event === "done") {
-          turn.answer = data.answer;
+          turn.answer = data.answer;  // Markdown, sent back as the conversation (as the chat keeps it)
+          turn.text = data.answer_text || data.answer;
           turn.reply = data;
-          view.answer.textContent = data.answer;
+          view.answer.textContent = turn.text;
           drawSources(view.box, data);
           drawRating(view.box, data);
           state.turns.push(turn);

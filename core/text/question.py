@@ -1,4 +1,5 @@
-"""The one check every reader's question passes before any work is done: not empty, not too long.
+"""The one check every reader's question passes before any work is done: not empty, not too long, no
+broken characters.
 
     question = check_question(raw, settings.max_question_chars)   # the stripped question, or QuestionError
 
@@ -7,7 +8,8 @@ paste is refused with a clear message before it is embedded, searched or sent to
 hold up the other readers' answers). Length is counted as a person sees it: in user-perceived characters
 (Unicode grapheme clusters), so an emoji, a flag or a ZWJ family counts as one, like a letter with its
 accents. Code points are capped too, at RAW_FACTOR times the limit, so a flood of combining marks (which
-draws as a few characters) is refused as well.
+draws as a few characters) is refused as well. A lone UTF-16 surrogate (JSON's "\\ud800" decodes to one)
+is no character at all: the tokenizer raises on it, and it cannot be written back as UTF-8.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ RAW_FACTOR = 8
 COUNTED = 100_000
 
 _GRAPHEME = regex.compile(r"\X")
+_SURROGATE = regex.compile(r"[\ud800-\udfff]")
 
 
 class QuestionError(ValueError):
-    """A question that cannot be asked; `str()` is a message for the reader. `kind`: "empty" or "too_long"."""
+    """A question that cannot be asked; `str()` is a message for the reader. `kind`: "empty", "too_long"
+    or "broken" (an unpaired surrogate)."""
 
     def __init__(self, message: str, *, kind: str, length: int = 0, limit: int = 0) -> None:
         super().__init__(message)
@@ -39,12 +43,25 @@ def perceived_length(text: str) -> int:
     return sum(1 for _ in _GRAPHEME.finditer(text))
 
 
+def has_surrogates(text: str) -> bool:
+    """Whether `text` holds a UTF-16 surrogate code point: in a Python string always an unpaired one (a
+    pair decodes to the one character it encodes)."""
+    return _SURROGATE.search(text) is not None
+
+
 def check_question(question: str | None, max_chars: int) -> str:
-    """The question without surrounding whitespace; QuestionError if it is empty, longer than `max_chars`
-    user-perceived characters, or made of more than RAW_FACTOR × `max_chars` code points (0: no limit)."""
+    """The question without surrounding whitespace; QuestionError if it is empty, holds an unpaired
+    surrogate, is longer than `max_chars` user-perceived characters, or is made of more than RAW_FACTOR ×
+    `max_chars` code points (0: no limit)."""
     text = (question or "").strip()
     if not text:
         raise QuestionError("The question is empty: please type a question.", kind="empty")
+    if has_surrogates(text):
+        raise QuestionError(
+            "The question holds a broken character (an unpaired UTF-16 surrogate such as \\ud800): "
+            "please type it again.",
+            kind="broken",
+        )
     if not max_chars:
         return text
     raw_limit = RAW_FACTOR * max_chars

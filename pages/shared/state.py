@@ -21,8 +21,7 @@ from core.config import MODEL_RERANKERS, ConfigError, Settings
 from core.embed import Embedder, EmbedError
 from core.llm import LLMError, describe_llm
 from core.serve import LoginThrottle, PasswordGate, RateLimiter
-from core.serve.clients import client_address as resolve_client
-from core.serve.clients import forwarded_hops, server_peer
+from core.serve.clients import request_client
 from core.serve.resources import shared_embedder, shared_store
 from core.store import Store, StoreError
 from pages.shared.text import md_escape, plural
@@ -201,12 +200,12 @@ def client_address() -> str | None:
     except Exception:  # no script run context (bare mode)
         return None
     seen = seen if isinstance(seen, str) and seen else None  # (AppTest gives a mock)
-    hops = forwarded_hops(v for v in forwarded if isinstance(v, str)) if isinstance(forwarded, list) else []
+    values = [v for v in forwarded if isinstance(v, str)] if isinstance(forwarded, list) else []
     try:
         trusted = base_settings().trusted_proxy_networks
     except ConfigError:  # the app's entry shows the bad setting; trust no proxy meanwhile
         trusted = ()
-    return resolve_client(server_peer(seen, hops), hops, trusted)
+    return request_client(seen, values, trusted)
 
 
 def gate() -> PasswordGate:

@@ -32,6 +32,12 @@ STARTERS = ["When does swarming season start?", "How are mites counted?", "How i
 BLOG = "http://127.0.0.1:4000"  # the one origin the owner allows
 PER_MINUTE = 3
 _addresses = (f"203.0.113.{i}" for i in itertools.count(1))
+# A title that Markdown escapes (`&`, `<`, `*`): the plain answer must give it back as written.
+KILN_TITLE = 'Kilns <img src=x onerror="alert(1)"> & "quotes" *fired*'
+KILN = [
+    "A bisque firing in my electric kiln takes about nine hours.",
+    "The kiln must cool for a full day before the door is opened.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +53,7 @@ def table(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
     posts = [
         Post("bees", "On Bees", [Block(p) for p in BEES], raw="\n\n".join(BEES), source="bees.txt"),
         Post("bread", "Sourdough", [Block(BREAD)], raw=BREAD, source="bread.txt", collection="recipes"),
+        Post("kiln", KILN_TITLE, [Block(p) for p in KILN], raw="\n\n".join(KILN), source="kiln.txt"),
     ]
     assert ingest_posts(posts, settings, store=Store(data_dir), embedder=embedder).ok
     save_owner(Store(data_dir), {"greeting": "Ask me about bees.", "starters": STARTERS})
@@ -67,6 +74,21 @@ def api(tmp_path_factory: pytest.TempPathFactory, table: Path, model: ScriptedOp
         OPENAI_BASE_URL=model.base_url,
     )
     with streamlit_server(tmp_path_factory.mktemp("api-server"), env, script="server.py") as server:
+        yield server.url
+
+
+@pytest.fixture(scope="module")
+def untrusted_api(tmp_path_factory: pytest.TempPathFactory, table: Path) -> Iterator[str]:
+    """The API as it starts by default: no trusted proxy; 2 questions a minute per client."""
+    env = app_environ(
+        INKWELL_DATA_DIR=str(table),
+        INKWELL_CHUNK_TOKENS="30",
+        INKWELL_QUESTIONS_PER_MINUTE="2",
+        INKWELL_ANSWER_MODE="extractive",
+        INKWELL_TRANSLATE_QUESTION="false",
+        INKWELL_ROUTING="off",
+    )
+    with streamlit_server(tmp_path_factory.mktemp("api-untrusted"), env, script="server.py") as server:
         yield server.url
 
 
@@ -112,7 +134,7 @@ def events(response: requests.Response) -> list[tuple[str, dict]]:
 def test_health_counts_the_posts(client):
     response = client.get("/api/health")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "posts": 2, "chunks": response.json()["chunks"]}
+    assert response.json() == {"status": "ok", "posts": 3, "chunks": response.json()["chunks"]}
     assert response.json()["chunks"] >= 2
 
 
@@ -160,6 +182,19 @@ def test_the_answer_streams_as_server_sent_events(client):
     assert deltas == got[-1][1]["answer"] and "Swarming season starts in May." in deltas
 
 
+def test_the_plain_answer_gives_a_title_as_written(client):
+    data = ask(client, {"question": "How long does a bisque firing in the kiln take?"}).json()
+    assert data["mode"] == "extractive" and [s["post_id"] for s in data["sources"]] == ["kiln"]
+    assert data["answer_text"].startswith(f"From {KILN_TITLE}:\n"), data["answer_text"]
+    assert KILN[0] in data["answer_text"]
+    assert not any(escape in data["answer_text"] for escape in ("&amp;", "&lt;", "\\"))
+    assert "&amp;" in data["answer"]  # the Markdown form keeps its escapes, for Markdown renderers
+    got = events(ask(client, {"question": "How long does a bisque firing in the kiln take?"},
+                     Accept="text/event-stream"))  # fmt: skip
+    plain = "".join(d["plain"] for e, d in got if e == "delta")
+    assert plain == got[-1][1]["answer_text"] == data["answer_text"]
+
+
 def test_a_generated_answer_streams_from_the_model(client, model):
     model.chat(["Swarming season ", "starts in May."])
     response = ask(
@@ -187,6 +222,9 @@ def test_a_generated_answer_streams_from_the_model(client, model):
         ({"question": "Bees?", "collection": 7}, 400, "collection"),
         ({"question": "x" * 1001}, 413, "1,000"),
         ({"question": "Bees?", "padding": "x" * 70_000}, 413, "64 KB"),
+        ("[" * 30_000 + "]" * 30_000, 400, "nested too deeply"),  # was a RecursionError: 500
+        ('{"question": "Bees \\ud800?"}', 400, "unpaired UTF-16 surrogate"),  # was a TypeError: 500
+        ('{"question": "Bees?", "conversation": [{"role": "user", "content": "\\udc00"}]}', 400, "surrogate"),
     ],
 )
 def test_bad_requests_get_a_json_error_and_no_traceback(client, body, status, words):
@@ -218,6 +256,27 @@ def test_a_client_past_the_rate_limit_is_told_when_to_come_back(client):
     assert "wait" in refused.json()["error"]
 
 
+def test_a_new_x_forwarded_for_on_each_request_is_still_one_client(untrusted_api):
+    # uvicorn believes loopback's header; with no proxy trusted, Inkwell must not (issue #31's rule).
+    client = Client(untrusted_api)
+    spoofed = [f"198.51.100.{n}" for n in range(1, 5)]
+    statuses = [ask(client, {"question": "Bees?"}, **{"X-Forwarded-For": a}).status_code for a in spoofed]
+    assert statuses == [200, 200, 429, 429]
+
+
+def test_behind_a_trusted_proxy_each_forwarded_client_is_counted(client):
+    # The module's server trusts 127.0.0.1: the client is the right-most address the proxy forwarded.
+    first, *others = [next(_addresses) for _ in range(PER_MINUTE + 1)]
+    for address in [first, *others]:
+        assert ask(client, {"question": "Bees?"}, **{"X-Forwarded-For": address}).status_code == 200
+    # What a client wrote left of the proxy's entry does not make it another client.
+    again = [
+        ask(client, {"question": "Bees?"}, **{"X-Forwarded-For": f"192.0.2.{n}, {first}"}).status_code
+        for n in range(PER_MINUTE)
+    ]
+    assert again == [200] * (PER_MINUTE - 1) + [429]
+
+
 def test_only_the_listed_origin_may_call_from_a_browser(client):
     preflight = client.options(
         "/api/ask",
@@ -234,6 +293,9 @@ def test_only_the_listed_origin_may_call_from_a_browser(client):
         "/api/ask", headers={"Origin": other, "Access-Control-Request-Method": "POST"}
     )
     assert "access-control-allow-origin" not in bad_preflight.headers
+    # In JSON like every other error (Starlette's own says "Disallowed CORS origin" in plain text).
+    assert bad_preflight.status_code == 403 and bad_preflight.json()["status"] == 403
+    assert "not allowed" in bad_preflight.json()["error"]
 
 
 def test_the_widget_script_is_served(client):

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.browser
 GREETING = "Ask me about bees."
 STARTERS = ["When does swarming season start?", "How often are mites counted?", "Why keep bees?"]
 TIMEOUT = 90_000  # ms: the first question loads the embedding model on a loaded 2-core machine
-HOSTILE_TITLE = 'Smoke <img src=x onerror="window.__pwned = 1">'
+HOSTILE_TITLE = 'Smoke <img src=x onerror="window.__pwned = 1"> & "quotes"'
 HOSTILE = [
     'A smoker calms the bees <img src=x onerror="window.__pwned = 2"> before the hive is opened.',
     "Cool smoke from pine needles <script>window.__pwned = 3</script> works best in the smoker.",
@@ -201,6 +201,9 @@ def test_a_post_holding_html_runs_nothing_in_the_widget(page, inkwell, blog_port
         page.goto(site)
         text = ask(page, "How does a smoker calm the bees before the hive is opened?")
         assert "<img src=x onerror=" in text  # shown as text
+        # The title as written: no Markdown escapes, entities or emphasis (the API's plain answer_text).
+        assert f"From {HOSTILE_TITLE}:" in text, text
+        assert not any(mark in text for mark in ("&amp;", "&lt;", "*", "\\_")), text
         assert page.get_by_role("listitem").filter(has_text="<img src=x").count() >= 1  # the title, as text
         assert page.evaluate("window.__pwned") is None
         assert (
@@ -215,7 +218,10 @@ def test_a_blog_the_owner_did_not_list_is_refused(page, inkwell, tmp_path):
     with blog(tmp_path / "elsewhere", f"{inkwell.url}/widget.js") as site:  # another port: not listed
         page.goto(site)
         text = ask(page, "When does swarming season start?")
-        assert "Swarming" not in text
+        assert "Swarming" not in text and "Failed to fetch" not in text
+        # Said in plain words, with what the owner can do (the browser stops the call: no status to read).
+        assert text.startswith("The answer service could not be reached from this site."), text
+        assert "INKWELL_ALLOWED_ORIGINS" in text
         assert page.locator("p.a").count() == 1
 
 

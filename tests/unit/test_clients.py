@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core.config import ConfigError, Settings
-from core.serve.clients import client_address, forwarded_hops, server_peer
+from core.serve.clients import client_address, forwarded_hops, request_client, server_peer
 
 
 def networks(text: str):
@@ -60,3 +60,15 @@ def test_uvicorns_loopback_rewrite_is_undone():
         hops = forwarded_hops([spoof])
         seen = hops[-1]  # what uvicorn reports
         assert client_address(server_peer(seen, hops, environ={}), hops, ()) is None
+
+
+def test_a_request_is_one_client_whatever_it_forwards_unless_its_proxy_is_trusted():
+    # What the chat and the API both call: the peer uvicorn reports (already the header's entry) and
+    # the raw header values.
+    loopback = networks("127.0.0.1")
+    for spoof in ("198.51.100.1", "198.51.100.2", "10.0.0.1, 198.51.100.3"):
+        seen = forwarded_hops([spoof])[-1]
+        assert request_client(seen, [spoof], (), environ={}) is None  # this machine: one client
+        assert request_client(seen, [spoof], loopback, environ={}) == seen  # the proxy's client
+    assert request_client("203.0.113.9", ["198.51.100.1"], (), environ={}) == "203.0.113.9"
+    assert request_client("127.0.0.1", [], (), environ={}) is None

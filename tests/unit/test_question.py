@@ -21,6 +21,18 @@ def test_empty_questions_are_refused(question):
     assert info.value.kind == "empty"
 
 
+@pytest.mark.parametrize("question", ["Why \ud800?", "\udfff", "Bees\ud83d"])
+def test_a_lone_surrogate_is_refused(question):
+    # JSON's "\ud800" escape decodes to one; the tokenizer raises on it and UTF-8 cannot hold it.
+    with pytest.raises(QuestionError, match="unpaired UTF-16 surrogate") as info:
+        check_question(question, 1000)
+    assert info.value.kind == "broken"
+
+
+def test_a_character_beyond_the_basic_plane_is_kept():
+    assert check_question("Bees \U0001f41d?", 1000) == "Bees \U0001f41d?"  # a surrogate pair in JSON
+
+
 def test_a_long_question_is_refused_with_its_length_and_the_limit():
     with pytest.raises(QuestionError) as info:
         check_question("é" * 20_000, Settings().max_question_chars)
