@@ -41,7 +41,8 @@ from core.prepare import LLMPrepOptions, prepare_posts
 @click.option(
     "--replace",
     is_flag=True,
-    help="Let a post replace a stored one of the same id read from another file (refused otherwise).",
+    help="Let a post replace a stored one of the same id read from another file (refused otherwise, "
+    "unless from an earlier export of the same blog platform).",
 )
 @click.option(
     "--remember",

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from core.models import Post
-from core.parse.exported import LeftOut, html_post, site_address
+from core.parse.exported import GHOST, LeftOut, html_post, site_address
 from core.parse.fields import BadInput, Context, as_text
 
 _HEADINGS = frozenset(f"h{n}" for n in range(1, 7))
@@ -74,6 +74,7 @@ def _post(
         tags=tags.get(as_text(row.get("id")), []),
         url=site_address(site, slug) if published else "",
         where=f"post {number} ({title[:60]!r}): ",
+        export=GHOST,
     )
 
 

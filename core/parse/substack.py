@@ -12,7 +12,7 @@ from posixpath import dirname, join
 from lxml import etree, html
 
 from core.models import Post
-from core.parse.exported import LeftOut, html_post, site_address
+from core.parse.exported import SUBSTACK, LeftOut, html_post, site_address
 from core.parse.fields import BadInput, Context
 from core.parse.safezip import SafeZip
 
@@ -58,6 +58,7 @@ def parse_substack(ctx: Context, archive: SafeZip, index: str) -> list[Post]:
             tags=[],
             url=site_address(ctx.options.site_url, slug, "{site}/p/{slug}") if published else "",
             where=where,
+            export=SUBSTACK,
         )
         if post is not None:
             posts.append(post)

@@ -5,6 +5,8 @@ name while the rest of the batch goes in."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -209,8 +211,6 @@ def test_strip_shortcodes_keeps_bracketed_prose() -> None:
 
 
 def test_ghost_site_url_setting_beats_the_configured_one(site) -> None:
-    import json
-
     data = json.loads((FIXTURES / "ghost.json").read_text())
     data["db"][0]["data"]["settings"].append({"key": "url", "value": "https://ghost.example/"})
     result = parse_bytes("ghost.json", json.dumps(data).encode())
@@ -323,6 +323,56 @@ def test_a_wxr_overlapping_markdown_posts_does_not_duplicate_them(server, tmp_pa
     assert sorted(posts) == ["cafe-tables", "oiling-the-walnut-bench", "why-i-left-software"]
     assert {p["source"] for p in posts.values()} == {wxr}
     assert posts["oiling-the-walnut-bench"]["tags"] == ["Finishing", "Furniture", "walnut"]
+
+
+def test_a_newer_export_of_the_same_blog_replaces_edited_posts_without_replace(server, tmp_path) -> None:
+    folder, db = tmp_path / "exports", tmp_path / "db"
+    folder.mkdir()
+    wxr = (FIXTURES / "wordpress.xml").read_bytes()
+    older, newer = folder / "woodshop.WordPress.2024-01-01.xml", folder / "woodshop.WordPress.2024-06-01.xml"
+    older.write_bytes(wxr)
+    newer.write_bytes(wxr.replace(b"once in autumn", b"once in late summer"))
+    os.utime(older, (1_700_000_000, 1_700_000_000))  # the newer export was saved later
+    env = environ(server, db, chunk_tokens="300")
+    assert run_cli(["ingest", str(older)], env).code == 0
+
+    run = run_cli(["ingest", str(newer), "--json"], env)
+    assert run.code == 0, run.stderr[-3000:]
+    statuses = {p["post_id"]: (p["status"], p.get("message", "")) for p in run.report["posts"]}
+    assert statuses["oiling-the-walnut-bench"] == (
+        "updated",
+        f"replaced the post read from {older}, an earlier WordPress export",
+    )
+    assert run.report["unchanged"] == 2 and run.report["new"] == 0
+    assert f"replaced the post read from {older}" in run.stderr
+    bench = next(p for p in Store(db).posts.search().to_list() if p["post_id"] == "oiling-the-walnut-bench")
+    assert bench["source"] == str(newer) and "late summer" in bench["raw"]
+
+    # The older export does not take the post back; another kind of file with the same id is refused.
+    back = run_cli(["ingest", str(older), "--json"], env)
+    assert back.code == 1
+    (failed,) = [p for p in back.report["posts"] if p["status"] == "failed"]
+    assert failed["post_id"] == "oiling-the-walnut-bench"
+    assert f"taken by {newer}, a newer WordPress export" in failed["message"]
+    ghost = json.loads((FIXTURES / "ghost.json").read_text())
+    ghost["db"][0]["data"]["posts"][0]["slug"] = "cafe-tables"
+    (folder / "ghost.json").write_text(json.dumps(ghost))
+    (folder / "oiling-the-walnut-bench.md").write_text("# Oiling\n\nI oil the bench in May.\n")
+    others = run_cli(
+        ["ingest", str(folder / "ghost.json"), str(folder / "oiling-the-walnut-bench.md"), "--json"], env
+    )
+    assert others.code == 1
+    failed = {p["post_id"]: p["message"] for p in others.report["posts"] if p["status"] == "failed"}
+    assert set(failed) == {"cafe-tables", "oiling-the-walnut-bench"}
+    assert failed["cafe-tables"].endswith(
+        f"taken by {older}, another file; not replaced (ingest with --replace to let this Ghost export's "
+        "post replace it)"
+    )
+    assert "front matter" in failed["oiling-the-walnut-bench"]
+    rows = {p["post_id"]: p["source"] for p in Store(db).list_posts()}
+    assert rows["cafe-tables"] == str(older) and rows["oiling-the-walnut-bench"] == str(
+        newer
+    )  # unchanged: kept
 
 
 HOSTILE = {
