@@ -84,6 +84,16 @@ def site_address(site: str, slug: str, pattern: str = "{site}/{slug}/") -> str:
     return pattern.format(site=site, slug=urllib.parse.quote(slug))
 
 
+def warn_no_site(ctx: Context, count: int, why: str) -> None:
+    """One warning for a file whose `count` published posts got no address for want of a site URL
+    (Ghost without its `url` setting, Substack always): `why` says what the export lacks."""
+    if count:
+        ctx.warn(
+            f"no web addresses for its {count} published post{'s' * (count != 1)}: {why}, so addresses "
+            "need INKWELL_SITE_URL (the blog's address, e.g. https://blog.example); set it and ingest again"
+        )
+
+
 class LeftOut:
     """Counts what an export holds but was not asked for, reported once as a warning."""
 

@@ -292,6 +292,35 @@ def test_include_drafts_and_pages_through_the_cli(server, tmp_path) -> None:
     )
 
 
+def test_ghost_and_substack_without_a_site_url_say_so_once_per_file(server, tmp_path, monkeypatch) -> None:
+    paths = write_exports(tmp_path / "exports")
+    db = tmp_path / "db"
+    env = environ(server, db, chunk_tokens="300")  # no INKWELL_SITE_URL
+    files = [paths["ghost.json"], paths["substack.zip"], paths["medium.zip"]]
+
+    run = run_cli(["ingest", *map(str, files)], env)
+
+    assert run.code == 0, run.stderr[-3000:]
+    lines = [line for line in run.stderr.splitlines() if "INKWELL_SITE_URL" in line]
+    assert lines == [
+        f"warning {paths['ghost.json']}: no web addresses for its 3 published posts: the export has no site "
+        "URL setting, so addresses need INKWELL_SITE_URL (the blog's address, e.g. https://blog.example); "
+        "set it and ingest again",
+        f"warning {paths['substack.zip']}: no web addresses for its 2 published posts: the export names no "
+        "site, so addresses need INKWELL_SITE_URL (the blog's address, e.g. https://blog.example); set it "
+        "and ingest again",
+    ]  # Medium's posts carry their own links
+    urls = {p["post_id"]: p["url"] for p in Store(db).list_posts()}
+    assert urls["the-steam-box"] == urls["sharpening-a-plane-iron"] == ""
+    # A Ghost export with its own url setting needs no INKWELL_SITE_URL.
+    monkeypatch.delenv("INKWELL_SITE_URL", raising=False)
+    ghost = json.loads(paths["ghost.json"].read_text())
+    ghost["db"][0]["data"]["settings"].append({"key": "url", "value": "https://ghost.example/"})
+    sited = parse_bytes("ghost.json", json.dumps(ghost).encode())
+    assert sited.posts[0].url == "https://ghost.example/sharpening-a-plane-iron/"
+    assert not any("INKWELL_SITE_URL" in w.message for w in sited.warnings)
+
+
 def test_a_wxr_overlapping_markdown_posts_does_not_duplicate_them(server, tmp_path) -> None:
     folder, db = tmp_path / "posts", tmp_path / "db"
     folder.mkdir()
