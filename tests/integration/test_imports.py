@@ -135,6 +135,16 @@ def expected_rows(*names: str) -> dict[str, tuple[str, str, list[str]]]:
     return {pid: (title, date, tags) for name in names for pid, title, date, tags, _ in EXPECTED[name]}
 
 
+def stored_urls(db: Path) -> dict[str, str]:
+    return {r["post_id"]: r["url"] for r in Store(db).list_posts()}
+
+
+def expected_urls(*names: str) -> dict[str, str]:
+    """The addresses stored with INKWELL_SITE_URL=SITE: the export's own, else (PDF, Word) the site's
+    default permalink /{slug}/."""
+    return {pid: url or f"{SITE}/{pid}/" for name in names for pid, _, _, _, url in EXPECTED[name]}
+
+
 @pytest.fixture(scope="module")
 def server():
     with embedding_server() as server:
@@ -266,6 +276,7 @@ def test_every_format_through_the_cli_and_a_second_import_adds_nothing(server, t
     first = run_cli(args, env)
     assert first.code == 0, first.stderr[-3000:]
     assert stored(db) == expected_rows(*EXPECTED)
+    assert stored_urls(db) == expected_urls(*EXPECTED)
     assert first.report["new"] == sum(map(len, EXPECTED.values())) and first.report["chunks_embedded"] > 0
 
     again = run_cli(args, env)
@@ -290,6 +301,12 @@ def test_include_drafts_and_pages_through_the_cli(server, tmp_path) -> None:
         "2023-09-02",
         ["Finishing"],
     )
+    # Published posts and pages keep their links; a draft's ?p= preview link is no address.
+    assert stored_urls(db) == {
+        **expected_urls("wordpress.xml"),
+        "half-finished-thoughts-on-cherry": "",
+        "about": f"{WOODSHOP}/about/",
+    }
 
 
 def test_ghost_and_substack_without_a_site_url_say_so_once_per_file(server, tmp_path, monkeypatch) -> None:
@@ -439,6 +456,7 @@ def test_hostile_exports_are_refused_by_name_and_the_rest_goes_in(server, tmp_pa
         assert reason.lower() in errors[name].lower(), (name, errors[name])
         assert f"skipped {folder / name}: " in run.stderr
     assert stored(db) == expected_rows(*EXPECTED)  # every good export went in
+    assert stored_urls(db) == expected_urls(*EXPECTED)
     assert len(paths) == 6
 
 
@@ -466,3 +484,4 @@ def test_every_format_through_the_ingest_page_upload(site, tmp_path, monkeypatch
     at.button(key="upload_ingest").click().run()
     assert not at.exception
     assert stored(data_dir) == expected_rows(*EXPECTED)
+    assert stored_urls(data_dir) == expected_urls(*EXPECTED)
