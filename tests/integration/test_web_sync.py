@@ -252,6 +252,25 @@ def test_a_page_that_failed_is_retried_while_its_feed_and_sitemap_answer_304(tmp
         assert all(not out["report"]["posts"] for out in json.loads(again.stdout)["sources"])
 
 
+def test_ingest_of_an_address_and_a_file_prints_one_json_document(tmp_path):
+    db, note, bad = tmp_path / "db", tmp_path / "lathe-notes.md", tmp_path / "bad.json"
+    note.write_text("# Lathe notes\n\nThe tool rest sits an eighth below centre.\n")
+    bad.write_text("{not json")
+    with SiteServer() as site:
+        site.page("/posts/gouges/", page("Gouges", "A spindle gouge is ground with long swept-back wings."))
+        result = run("ingest", site.url("/posts/gouges/"), str(note), "--json", data_dir=db)
+        failed = run("ingest", site.url("/posts/gouges/"), str(bad), "--json", data_dir=db)
+
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)  # one object: the files' report, with the addresses' sources in it
+    assert out["ok"] and [p["post_id"] for p in out["posts"]] == ["lathe-notes"]
+    (source,) = out["sources"]
+    assert source["url"] == site.url("/posts/gouges/") and source["report"]["new"] == 1
+    out = json.loads(failed.stdout)  # "ok" covers both: here the file failed, the address did not
+    assert failed.exit_code == 1 and not out["ok"] and out["sources"][0]["ok"]
+    assert [e["source"] for e in out["errors"]] == [str(bad)]
+
+
 def test_sync_every_interval_runs_again(tmp_path):
     db = tmp_path / "db"
     with SiteServer() as site:
