@@ -80,7 +80,11 @@ def test_every_answer_of_every_set_is_the_authors_text_in_its_form(demo_table, p
     demo = answers(
         demo_table,
         embedder,
-        questions(eval_dir / "queries.jsonl", eval_dir / "heldout.jsonl", DEMO.parent / "calibration" / "questions.jsonl"),
+        questions(
+            eval_dir / "queries.jsonl",
+            eval_dir / "heldout.jsonl",
+            DEMO.parent / "calibration" / "questions.jsonl",
+        ),
     )
     paul = answers(paul_table, embedder, questions(PAUL / "eval" / "questions.jsonl"))
     assert len(demo) >= 70 and len(paul) >= 30, (len(demo), len(paul))  # most questions are answered

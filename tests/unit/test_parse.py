@@ -140,7 +140,10 @@ def test_footnote_markers_leave_the_sentence_and_the_notes_stay() -> None:
         "The chair must be light. Wood moves with the seasons. A room of 10 m2, on the 1st floor.",
         "A light chair gets moved.",
     ]
-    assert text_to_blocks("Light.¹ See [12] and [^n]; a year [2019].")[0].text == "Light. See and ; a year [2019]."
+    assert (
+        text_to_blocks("Light.¹ See [12] and [^n]; a year [2019].")[0].text
+        == "Light. See and ; a year [2019]."
+    )
 
 
 def test_text_paragraphs_on_blank_lines_and_whitespace_normalised() -> None:
