@@ -20,7 +20,9 @@ class Post:
     `blocks` is the cleaned text in reading order. `raw` is what the author gave us, kept so the post
     can be re-chunked or re-embedded later without re-uploading. `prechunked` is set only for imported
     chunks.json files, whose chunks are kept exactly as they were cut. `url` is the post's web address
-    on the author's blog ("" when unknown), where a reader's citation links to.
+    on the author's blog ("" when unknown), where a reader's citation links to. `export` names the
+    blog platform whose export file the post was read from (core/parse/exported.py PLATFORMS; "" for
+    any other input), so a newer export of the same blog may replace it.
     """
 
     post_id: str
@@ -34,6 +36,7 @@ class Post:
     format: str = "text"
     prechunked: list[PreChunk] | None = None
     url: str = ""
+    export: str = ""
 
     @property
     def text(self) -> str:

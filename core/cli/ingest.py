@@ -41,7 +41,8 @@ from core.prepare import LLMPrepOptions, prepare_posts
 @click.option(
     "--replace",
     is_flag=True,
-    help="Let a post replace a stored one of the same id read from another file (refused otherwise).",
+    help="Let a post replace a stored one of the same id read from another file (refused otherwise, "
+    "unless from an earlier export of the same blog platform).",
 )
 @click.option(
     "--remember",
@@ -99,7 +100,7 @@ def ingest(
     options (at most two requests per post, replies cached) use the configured chat model.
     """
     from core.cli.ingest import dry_run_lines, outcome_lines
-    from core.cli.sources import ingest_remembered, ingest_web, is_web_address
+    from core.cli.sources import ingest_remembered, ingest_web, is_web_address, outcomes_json
     from core.ingest import ingest_posts
     from core.parse import ImportOptions, parse_paths, parse_text
     from core.prepare import LLMPrepOptions
@@ -122,8 +123,11 @@ def ingest(
         options = dict(collection=collection, include_drafts=include_drafts, include_pages=include_pages)
         files = [p for p in paths if p not in urls]
         sys.exit(0 if ingest_remembered(urls, files, settings, force, replace, as_json, **options) else 1)
-    web_ok = ingest_web(urls, settings, collection=collection, as_json=as_json) if urls else True
+    web = ingest_web(urls, settings, collection=collection, as_json=as_json) if urls else []
+    web_ok = all(o.ok for o in web)
     if urls and len(urls) == len(paths):
+        if as_json:
+            print_json(outcomes_json(web))
         sys.exit(0 if web_ok else 1)
     files = [p for p in paths if p != "-" and p not in urls]
     options = ImportOptions(include_drafts=include_drafts, include_pages=include_pages)
@@ -160,7 +164,8 @@ def ingest(
 
     for line in outcome_lines(report, llm):
         echo(line, err=True)
-    finish_report(report, as_json)
+    # Addresses beside files: one JSON document, the files' report with the addresses' sources in it.
+    finish_report(report, as_json, outcomes_json(web) if web else None)
     if not web_ok:
         sys.exit(1)
 
@@ -182,8 +187,10 @@ def progress_shown(bar: Any) -> Progress:
     return progress
 
 
-def finish_report(report: Any, as_json: bool) -> None:
-    """Print an ingest report (failures to stderr); exit 1 when any file or post failed."""
+def finish_report(report: Any, as_json: bool, sources: dict | None = None) -> None:
+    """Print an ingest report (failures to stderr); exit 1 when any file or post failed. `sources`:
+    the report of web addresses ingested beside (core/cli/sources.py outcomes_json), merged into the
+    JSON document, whose "ok" then says whether both went well."""
     for outcome in report.outcomes:
         if outcome.status == "failed":
             echo(f"failed {outcome.source} ({outcome.post_id}): {outcome.message}", fg="red", err=True)
@@ -192,7 +199,10 @@ def finish_report(report: Any, as_json: bool) -> None:
     if report.change_id:
         echo(f"undo with: inkwell undo {report.change_id}", err=True)
     if as_json:
-        print_json(report.to_json())
+        data = report.to_json()
+        if sources:
+            data |= {"sources": sources["sources"], "ok": report.ok and sources["ok"]}
+        print_json(data)
     else:
         echo(report.summary())
     if not report.ok:

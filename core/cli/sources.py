@@ -8,6 +8,7 @@ import re
 import sys
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,6 +16,9 @@ from core.cli.main import command, main, settings_for
 from core.cli.output import echo, echo_row, print_json
 from core.config import Settings
 from core.ingest import Progress
+
+if TYPE_CHECKING:
+    from core.ingest.web.sync import SourceOutcome
 
 _INTERVAL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -48,8 +52,13 @@ def progress_lines() -> Progress:
     return progress
 
 
-def print_outcomes(outcomes: Sequence, as_json: bool) -> bool:
-    """Each source's problems (by page), what a prune removes, and its summary; whether all went well."""
+def outcomes_json(outcomes: Sequence) -> dict:
+    return {"ok": all(o.ok for o in outcomes), "sources": [o.to_json() for o in outcomes]}
+
+
+def print_outcomes(outcomes: Sequence, as_json: bool, *, print_report: bool = True) -> bool:
+    """Each source's problems (by page), what a prune removes, and its summary (or, with `as_json` and
+    `print_report`, the JSON report of them all); whether all went well."""
     for outcome in outcomes:
         for error in outcome.report.errors:
             echo(f"skipped {error}", fg="yellow", err=True)
@@ -63,17 +72,22 @@ def print_outcomes(outcomes: Sequence, as_json: bool) -> bool:
             echo(f"{verb}: {post_id} ({url})", err=True)
         if not as_json:
             echo(f"{outcome.source.url} ({outcome.source.kind}): {outcome.summary()}")
-    if as_json:
-        print_json({"ok": all(o.ok for o in outcomes), "sources": [o.to_json() for o in outcomes]})
+    if as_json and print_report:
+        print_json(outcomes_json(outcomes))
     return all(o.ok for o in outcomes)
 
 
-def ingest_web(urls: Sequence[str], settings: Settings, *, collection: str | None, as_json: bool) -> bool:
-    """Ingest each address (a feed, sitemap, site or page) and remember it for `inkwell sync`."""
+def ingest_web(
+    urls: Sequence[str], settings: Settings, *, collection: str | None, as_json: bool
+) -> list[SourceOutcome]:
+    """Ingest each address (a feed, sitemap, site or page) and remember it for `inkwell sync`; prints
+    their problems (and summaries unless `as_json`), and leaves the JSON report to the caller, who may
+    have files' posts to report in the same document."""
     from core.ingest.web import ingest_url
 
     outcomes = [ingest_url(url, settings, collection=collection, progress=progress_lines()) for url in urls]
-    return print_outcomes(outcomes, as_json)
+    print_outcomes(outcomes, as_json, print_report=False)
+    return outcomes
 
 
 def ingest_remembered(

@@ -36,6 +36,8 @@ from core.ingest.timed import POST_TIME_LIMIT, TimedEmbedder
 from core.models import Chunk, ParseError, Post
 from core.parse import parse_paths
 from core.parse.addresses import permalink_url, resolve_url
+from core.parse.exported import PLATFORMS
+from core.parse.platforms import export_platform
 from core.store import CommitConflictError, Store, StoreError
 from core.store.corpus import write_corpus_language
 
@@ -228,8 +230,10 @@ def ingest_posts(
     to embed (None: no limit) fails, naming it (core/ingest/timed.py).
 
     A changed post whose id is stored already from another file that still exists is refused (failed,
-    naming that file) unless `replace`; one whose old file is gone (moved, renamed) replaces it, with a
-    note. The posts written are logged as one change (`label`, for people), undoable with `store.undo`."""
+    naming that file) unless `replace`, or unless both files are exports of one blog platform and the
+    new one is newer (saved later, or an upload): platforms date their export files' names, so a newer
+    export of the same blog replaces the posts of an earlier one. One whose old file is gone (moved,
+    renamed) replaces it. Either replacement has a note naming the old file. The posts written are logged as one change (`label`, for people), undoable with `store.undo`."""
     started = time.perf_counter()
     llm = llm if llm is not None and llm.enabled else None
     store = store or Store(settings.data_dir)
@@ -268,7 +272,8 @@ def ingest_posts(
     before = store.versions()
     states = store.post_states()
     todo: list[tuple[Post, str, str]] = []
-    replaced: dict[str, str] = {}  # post id -> the other file it was read from before
+    replaced: dict[str, str] = {}  # post id -> the note naming the other file it was read from before
+    platforms: dict[str, str] = {}  # a stored post's file -> the platform whose export it is ("": none)
     for post in unique:
         digest = post_hash(post, settings, llm.hash_key(post.post_id, settings) if llm else None)
         state = states.get(post.post_id)
@@ -278,16 +283,19 @@ def ingest_posts(
             )
             continue
         if state is not None and not same_source(state.source, post.source):
+            note = f"replaced the post read from {state.source}"
             if not replace and other_file_exists(state.source, post.source):
-                message = (
-                    f"post id {post.post_id!r} is taken by {state.source}, another file; not replaced "
-                    "(give one of them its own id in its front matter, or ingest with --replace)"
-                )
-                report.outcomes.append(
-                    PostOutcome(post.post_id, post.title, post.source, "failed", 0, message)
-                )
-                continue
-            replaced[post.post_id] = state.source
+                if post.export and state.source not in platforms:
+                    platforms[state.source] = export_platform(state.source)
+                same_platform = bool(post.export) and platforms.get(state.source) == post.export
+                if not (same_platform and _saved_later(post.source, state.source)):
+                    message = _taken(post, state.source, same_platform)
+                    report.outcomes.append(
+                        PostOutcome(post.post_id, post.title, post.source, "failed", 0, message)
+                    )
+                    continue
+                note += f", an earlier {PLATFORMS[post.export]} export"
+            replaced[post.post_id] = note
         address = post_address(post, settings)
         if post.url and not address:
             report.warnings.append(
@@ -353,7 +361,7 @@ def ingest_posts(
             done += _write_or_isolate(window, terms, store, timed, report)
         for outcome in report.outcomes:
             if outcome.post_id in replaced and outcome.status == "updated":
-                outcome.message = f"replaced the post read from {replaced[outcome.post_id]}"
+                outcome.message = replaced[outcome.post_id]
         _after_writes(settings, report, prepared, llm, [p for p, _, _ in todo], states, store)
         written = [o.post_id for o in report.outcomes if o.status in ("new", "updated")]
         try:
@@ -391,6 +399,36 @@ def other_file_exists(old: str, new: str) -> bool:
         return Path(old).is_file() and not same_source(old, new)
     except (OSError, ValueError):
         return False
+
+
+def _saved_later(new: str, old: str) -> bool:
+    """Whether the file `new` was saved after the file `old`; an upload (no file here) is new. Two
+    exports both remembered as sources then never take a post from each other at every sync."""
+    try:
+        return not Path(new).is_file() or Path(new).stat().st_mtime > Path(old).stat().st_mtime
+    except (OSError, ValueError):
+        return False
+
+
+def _taken(post: Post, old: str, same_platform: bool) -> str:
+    """Why `post` does not replace the stored post of its id read from `old`, a file that still exists,
+    with advice that fits the new post's kind of file."""
+    taken = f"post id {post.post_id!r} is taken by {old}"
+    if same_platform:
+        name = PLATFORMS[post.export]
+        return (
+            f"{taken}, a newer {name} export (another file); not replaced "
+            "(ingest with --replace to bring this older one back)"
+        )
+    if post.export:  # an export's ids are the platform's slugs: there is no front matter to edit
+        return (
+            f"{taken}, another file; not replaced (ingest with --replace to let this "
+            f"{PLATFORMS[post.export]} export's post replace it)"
+        )
+    return (
+        f"{taken}, another file; not replaced "
+        "(give one of them its own id in its front matter, or ingest with --replace)"
+    )
 
 
 def _large_files_last(todo: list[tuple[Post, str, str]]) -> None:

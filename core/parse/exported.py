@@ -21,6 +21,10 @@ from core.parse.fields import (
     title_from_text,
 )
 
+# The platforms whose export files are read (Post.export), with their names for people.
+WORDPRESS, GHOST, SUBSTACK, MEDIUM = "wordpress", "ghost", "substack", "medium"
+PLATFORMS = {WORDPRESS: "WordPress", GHOST: "Ghost", SUBSTACK: "Substack", MEDIUM: "Medium"}
+
 # A paragraph that is only a web address: an oEmbed line (WordPress turns it into a player), not prose.
 _BARE_URL_PARAGRAPH = re.compile(r"<p>\s*(?:<a\b[^>]*>)?\s*https?://\S+?\s*(?:</a>)?\s*</p>", re.IGNORECASE)
 # Gutenberg's embed block keeps the address as the wrapper's text.
@@ -48,9 +52,11 @@ def html_post(
     tags: list[str],
     url: str,
     where: str,
+    export: str,
 ) -> Post | None:
-    """A post from an HTML body (kept as its raw, read back as an HTML fragment); its id is the slug,
-    else the title's slug. Reports (and returns None for) a post without text."""
+    """A post from an HTML body (kept as its raw, read back as an HTML fragment) of `export`, a
+    platform of PLATFORMS; its id is the slug, else the title's slug. Reports (and returns None for) a
+    post without text."""
     body = without_embeds(body)
     blocks = html_fragment_to_blocks(body)
     title = plain_title(title) or first_heading(blocks) or title_from_text(blocks)
@@ -66,7 +72,7 @@ def html_post(
         where=where,
     )
     if post is not None:
-        post.url = url
+        post.url, post.export = url, export
     return post
 
 
@@ -76,6 +82,16 @@ def site_address(site: str, slug: str, pattern: str = "{site}/{slug}/") -> str:
     if not site or not slug:
         return ""
     return pattern.format(site=site, slug=urllib.parse.quote(slug))
+
+
+def warn_no_site(ctx: Context, count: int, why: str) -> None:
+    """One warning for a file whose `count` published posts got no address for want of a site URL
+    (Ghost without its `url` setting, Substack always): `why` says what the export lacks."""
+    if count:
+        ctx.warn(
+            f"no web addresses for its {count} published post{'s' * (count != 1)}: {why}, so addresses "
+            "need INKWELL_SITE_URL (the blog's address, e.g. https://blog.example); set it and ingest again"
+        )
 
 
 class LeftOut:

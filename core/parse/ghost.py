@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from core.models import Post
-from core.parse.exported import LeftOut, html_post, site_address
+from core.parse.exported import GHOST, LeftOut, html_post, site_address, warn_no_site
 from core.parse.fields import BadInput, Context, as_text
 
 _HEADINGS = frozenset(f"h{n}" for n in range(1, 7))
@@ -37,6 +37,7 @@ def parse_ghost(ctx: Context, data: dict[str, Any]) -> list[Post]:
     tags = _tags_by_post(tables)
     left_out = LeftOut()
     found = []
+    addressless = 0  # published posts without an address: no site known
     for number, row in enumerate(posts, 1):
         if not isinstance(row, dict):
             ctx.error(f"post {number} is not a JSON object; skipped")
@@ -44,7 +45,9 @@ def parse_ghost(ctx: Context, data: dict[str, Any]) -> list[Post]:
         post = _post(ctx, row, number, site, tags, left_out)
         if post is not None:
             found.append(post)
+            addressless += not site and as_text(row.get("status")) == "published"
     left_out.report(ctx)
+    warn_no_site(ctx, addressless, "the export has no site URL setting")
     return found
 
 
@@ -74,6 +77,7 @@ def _post(
         tags=tags.get(as_text(row.get("id")), []),
         url=site_address(site, slug) if published else "",
         where=f"post {number} ({title[:60]!r}): ",
+        export=GHOST,
     )
 
 

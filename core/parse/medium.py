@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 from lxml import etree, html
 
 from core.models import Post
-from core.parse.exported import LeftOut, html_post
+from core.parse.exported import MEDIUM, LeftOut, html_post
 from core.parse.fields import Context
 from core.parse.safezip import SafeZip
 
@@ -66,6 +66,7 @@ def _post(ctx: Context, data: bytes, member: str, draft: bool) -> Post | None:
         tags=[],
         url="" if draft else canonical,
         where=where,
+        export=MEDIUM,
     )
 
 

@@ -12,7 +12,7 @@ from posixpath import dirname, join
 from lxml import etree, html
 
 from core.models import Post
-from core.parse.exported import LeftOut, html_post, site_address
+from core.parse.exported import SUBSTACK, LeftOut, html_post, site_address, warn_no_site
 from core.parse.fields import BadInput, Context
 from core.parse.safezip import SafeZip
 
@@ -34,6 +34,7 @@ def parse_substack(ctx: Context, archive: SafeZip, index: str) -> list[Post]:
     base = dirname(index)
     left_out = LeftOut()
     posts = []
+    addressless = 0  # published posts without an address: no site known
     for number, row in enumerate(rows, 2):  # line 1 is the header
         post_id = (row.get("post_id") or "").strip()
         where = f"posts.csv line {number} ({post_id or 'no post_id'}): "
@@ -58,10 +59,13 @@ def parse_substack(ctx: Context, archive: SafeZip, index: str) -> list[Post]:
             tags=[],
             url=site_address(ctx.options.site_url, slug, "{site}/p/{slug}") if published else "",
             where=where,
+            export=SUBSTACK,
         )
         if post is not None:
             posts.append(post)
+            addressless += published and not ctx.options.site_url
     left_out.report(ctx)
+    warn_no_site(ctx, addressless, "the export names no site")
     return posts
 
 

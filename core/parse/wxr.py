@@ -16,7 +16,7 @@ import defusedxml
 import defusedxml.ElementTree as SafeET
 
 from core.models import Post
-from core.parse.exported import LeftOut, html_post
+from core.parse.exported import WORDPRESS, LeftOut, html_post
 from core.parse.fields import BadInput, Context
 
 _WP_NS = "http://wordpress.org/export/"  # + 1.0/, 1.1/ or 1.2/
@@ -113,6 +113,7 @@ def _item_post(ctx: Context, item: ET.Element, wp: str, number: int, left_out: L
         # A draft's link is a preview address (?p=12), nothing a reader can open.
         url=(item.findtext("link") or "").strip() if status == _PUBLISHED else "",
         where=f"item {number} ({' '.join(title.split())[:60]!r}): ",
+        export=WORDPRESS,
     )
 
 

@@ -5,6 +5,8 @@ name while the rest of the batch goes in."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -133,6 +135,16 @@ def expected_rows(*names: str) -> dict[str, tuple[str, str, list[str]]]:
     return {pid: (title, date, tags) for name in names for pid, title, date, tags, _ in EXPECTED[name]}
 
 
+def stored_urls(db: Path) -> dict[str, str]:
+    return {r["post_id"]: r["url"] for r in Store(db).list_posts()}
+
+
+def expected_urls(*names: str) -> dict[str, str]:
+    """The addresses stored with INKWELL_SITE_URL=SITE: the export's own, else (PDF, Word) the site's
+    default permalink /{slug}/."""
+    return {pid: url or f"{SITE}/{pid}/" for name in names for pid, _, _, _, url in EXPECTED[name]}
+
+
 @pytest.fixture(scope="module")
 def server():
     with embedding_server() as server:
@@ -209,8 +221,6 @@ def test_strip_shortcodes_keeps_bracketed_prose() -> None:
 
 
 def test_ghost_site_url_setting_beats_the_configured_one(site) -> None:
-    import json
-
     data = json.loads((FIXTURES / "ghost.json").read_text())
     data["db"][0]["data"]["settings"].append({"key": "url", "value": "https://ghost.example/"})
     result = parse_bytes("ghost.json", json.dumps(data).encode())
@@ -266,6 +276,7 @@ def test_every_format_through_the_cli_and_a_second_import_adds_nothing(server, t
     first = run_cli(args, env)
     assert first.code == 0, first.stderr[-3000:]
     assert stored(db) == expected_rows(*EXPECTED)
+    assert stored_urls(db) == expected_urls(*EXPECTED)
     assert first.report["new"] == sum(map(len, EXPECTED.values())) and first.report["chunks_embedded"] > 0
 
     again = run_cli(args, env)
@@ -290,6 +301,41 @@ def test_include_drafts_and_pages_through_the_cli(server, tmp_path) -> None:
         "2023-09-02",
         ["Finishing"],
     )
+    # Published posts and pages keep their links; a draft's ?p= preview link is no address.
+    assert stored_urls(db) == {
+        **expected_urls("wordpress.xml"),
+        "half-finished-thoughts-on-cherry": "",
+        "about": f"{WOODSHOP}/about/",
+    }
+
+
+def test_ghost_and_substack_without_a_site_url_say_so_once_per_file(server, tmp_path, monkeypatch) -> None:
+    paths = write_exports(tmp_path / "exports")
+    db = tmp_path / "db"
+    env = environ(server, db, chunk_tokens="300")  # no INKWELL_SITE_URL
+    files = [paths["ghost.json"], paths["substack.zip"], paths["medium.zip"]]
+
+    run = run_cli(["ingest", *map(str, files)], env)
+
+    assert run.code == 0, run.stderr[-3000:]
+    lines = [line for line in run.stderr.splitlines() if "INKWELL_SITE_URL" in line]
+    assert lines == [
+        f"warning {paths['ghost.json']}: no web addresses for its 3 published posts: the export has no site "
+        "URL setting, so addresses need INKWELL_SITE_URL (the blog's address, e.g. https://blog.example); "
+        "set it and ingest again",
+        f"warning {paths['substack.zip']}: no web addresses for its 2 published posts: the export names no "
+        "site, so addresses need INKWELL_SITE_URL (the blog's address, e.g. https://blog.example); set it "
+        "and ingest again",
+    ]  # Medium's posts carry their own links
+    urls = {p["post_id"]: p["url"] for p in Store(db).list_posts()}
+    assert urls["the-steam-box"] == urls["sharpening-a-plane-iron"] == ""
+    # A Ghost export with its own url setting needs no INKWELL_SITE_URL.
+    monkeypatch.delenv("INKWELL_SITE_URL", raising=False)
+    ghost = json.loads(paths["ghost.json"].read_text())
+    ghost["db"][0]["data"]["settings"].append({"key": "url", "value": "https://ghost.example/"})
+    sited = parse_bytes("ghost.json", json.dumps(ghost).encode())
+    assert sited.posts[0].url == "https://ghost.example/sharpening-a-plane-iron/"
+    assert not any("INKWELL_SITE_URL" in w.message for w in sited.warnings)
 
 
 def test_a_wxr_overlapping_markdown_posts_does_not_duplicate_them(server, tmp_path) -> None:
@@ -323,6 +369,56 @@ def test_a_wxr_overlapping_markdown_posts_does_not_duplicate_them(server, tmp_pa
     assert sorted(posts) == ["cafe-tables", "oiling-the-walnut-bench", "why-i-left-software"]
     assert {p["source"] for p in posts.values()} == {wxr}
     assert posts["oiling-the-walnut-bench"]["tags"] == ["Finishing", "Furniture", "walnut"]
+
+
+def test_a_newer_export_of_the_same_blog_replaces_edited_posts_without_replace(server, tmp_path) -> None:
+    folder, db = tmp_path / "exports", tmp_path / "db"
+    folder.mkdir()
+    wxr = (FIXTURES / "wordpress.xml").read_bytes()
+    older, newer = folder / "woodshop.WordPress.2024-01-01.xml", folder / "woodshop.WordPress.2024-06-01.xml"
+    older.write_bytes(wxr)
+    newer.write_bytes(wxr.replace(b"once in autumn", b"once in late summer"))
+    os.utime(older, (1_700_000_000, 1_700_000_000))  # the newer export was saved later
+    env = environ(server, db, chunk_tokens="300")
+    assert run_cli(["ingest", str(older)], env).code == 0
+
+    run = run_cli(["ingest", str(newer), "--json"], env)
+    assert run.code == 0, run.stderr[-3000:]
+    statuses = {p["post_id"]: (p["status"], p.get("message", "")) for p in run.report["posts"]}
+    assert statuses["oiling-the-walnut-bench"] == (
+        "updated",
+        f"replaced the post read from {older}, an earlier WordPress export",
+    )
+    assert run.report["unchanged"] == 2 and run.report["new"] == 0
+    assert f"replaced the post read from {older}" in run.stderr
+    bench = next(p for p in Store(db).posts.search().to_list() if p["post_id"] == "oiling-the-walnut-bench")
+    assert bench["source"] == str(newer) and "late summer" in bench["raw"]
+
+    # The older export does not take the post back; another kind of file with the same id is refused.
+    back = run_cli(["ingest", str(older), "--json"], env)
+    assert back.code == 1
+    (failed,) = [p for p in back.report["posts"] if p["status"] == "failed"]
+    assert failed["post_id"] == "oiling-the-walnut-bench"
+    assert f"taken by {newer}, a newer WordPress export" in failed["message"]
+    ghost = json.loads((FIXTURES / "ghost.json").read_text())
+    ghost["db"][0]["data"]["posts"][0]["slug"] = "cafe-tables"
+    (folder / "ghost.json").write_text(json.dumps(ghost))
+    (folder / "oiling-the-walnut-bench.md").write_text("# Oiling\n\nI oil the bench in May.\n")
+    others = run_cli(
+        ["ingest", str(folder / "ghost.json"), str(folder / "oiling-the-walnut-bench.md"), "--json"], env
+    )
+    assert others.code == 1
+    failed = {p["post_id"]: p["message"] for p in others.report["posts"] if p["status"] == "failed"}
+    assert set(failed) == {"cafe-tables", "oiling-the-walnut-bench"}
+    assert failed["cafe-tables"].endswith(
+        f"taken by {older}, another file; not replaced (ingest with --replace to let this Ghost export's "
+        "post replace it)"
+    )
+    assert "front matter" in failed["oiling-the-walnut-bench"]
+    rows = {p["post_id"]: p["source"] for p in Store(db).list_posts()}
+    assert rows["cafe-tables"] == str(older) and rows["oiling-the-walnut-bench"] == str(
+        newer
+    )  # unchanged: kept
 
 
 HOSTILE = {
@@ -360,6 +456,7 @@ def test_hostile_exports_are_refused_by_name_and_the_rest_goes_in(server, tmp_pa
         assert reason.lower() in errors[name].lower(), (name, errors[name])
         assert f"skipped {folder / name}: " in run.stderr
     assert stored(db) == expected_rows(*EXPECTED)  # every good export went in
+    assert stored_urls(db) == expected_urls(*EXPECTED)
     assert len(paths) == 6
 
 
@@ -387,3 +484,4 @@ def test_every_format_through_the_ingest_page_upload(site, tmp_path, monkeypatch
     at.button(key="upload_ingest").click().run()
     assert not at.exception
     assert stored(data_dir) == expected_rows(*EXPECTED)
+    assert stored_urls(data_dir) == expected_urls(*EXPECTED)

@@ -208,6 +208,69 @@ def test_sync_embeds_only_what_changed_and_prune_removes_the_gone_page(tmp_path)
     assert run("sources", "--json", data_dir=db).stdout == "" and len(stored(db)) == 3  # posts stay
 
 
+def test_a_page_that_failed_is_retried_while_its_feed_and_sitemap_answer_304(tmp_path):
+    db = tmp_path / "db"
+    with SiteServer() as site:
+        site.page("/posts/early/", page("Early", "The first post was there from the start."))
+        site.add(
+            "/feed.xml",
+            rss(
+                f"<item><title>Early</title><link>{site.url('/posts/early/')}</link></item>"
+                f"<item><title>Fed late</title><link>{site.url('/posts/fed-late/')}</link></item>"
+            ),
+            "application/rss+xml",
+        )
+        site.add("/sitemap.xml", sitemap(site, "/posts/early/", "/posts/mapped-late/"), "application/xml")
+        for source in ("/feed.xml", "/sitemap.xml"):
+            first = run("ingest", site.url(source), data_dir=db)
+            assert first.exit_code == 1 and "HTTP 404 Not Found" in first.stderr, first.output
+        assert set(stored(db)) == {"early"}
+
+        # The pages exist now; the feed and the sitemap themselves have not changed (they answer 304).
+        site.page("/posts/fed-late/", page("Fed late", "A feed entry whose page was missing at first."))
+        site.page("/posts/mapped-late/", page("Mapped late", "A sitemap page that was missing at first."))
+        seen = len(site.requests)
+        synced = run("sync", "--json", data_dir=db)
+        assert synced.exit_code == 0, synced.output
+        new = {
+            p["post_id"]
+            for out in json.loads(synced.stdout)["sources"]
+            for p in out["report"]["posts"]
+            if p["status"] == "new"
+        }
+        assert new == {"fed-late", "mapped-late"}
+        assert {"fed-late", "mapped-late"} <= set(stored(db))
+        feeds = [h for p, h in site.requests[seen:] if p in ("/feed.xml", "/sitemap.xml")]
+        assert len(feeds) == 2 and not any(h.get("If-None-Match") for h in feeds)  # read in full
+
+        # Everything went in: the validators are kept again, and the next sync costs two 304s.
+        seen = len(site.requests)
+        again = run("sync", "--json", data_dir=db)
+        assert again.exit_code == 0, again.output
+        feeds = [h for p, h in site.requests[seen:] if p in ("/feed.xml", "/sitemap.xml")]
+        assert len(feeds) == 2 and all(h.get("If-None-Match") for h in feeds)
+        assert all(not out["report"]["posts"] for out in json.loads(again.stdout)["sources"])
+
+
+def test_ingest_of_an_address_and_a_file_prints_one_json_document(tmp_path):
+    db, note, bad = tmp_path / "db", tmp_path / "lathe-notes.md", tmp_path / "bad.json"
+    note.write_text("# Lathe notes\n\nThe tool rest sits an eighth below centre.\n")
+    bad.write_text("{not json")
+    with SiteServer() as site:
+        site.page("/posts/gouges/", page("Gouges", "A spindle gouge is ground with long swept-back wings."))
+        result = run("ingest", site.url("/posts/gouges/"), str(note), "--json", data_dir=db)
+        failed = run("ingest", site.url("/posts/gouges/"), str(bad), "--json", data_dir=db)
+
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)  # one object: the files' report, with the addresses' sources in it
+    assert out["ok"] and [p["post_id"] for p in out["posts"]] == ["lathe-notes"]
+    (source,) = out["sources"]
+    assert source["url"] == site.url("/posts/gouges/") and source["report"]["new"] == 1
+    out = json.loads(failed.stdout)  # "ok" covers both: here the file failed, the address did not
+    assert failed.exit_code == 1 and not out["ok"] and out["sources"][0]["ok"]
+    assert [e["source"] for e in out["errors"]] == [str(bad)]
+
+
 def test_sync_every_interval_runs_again(tmp_path):
     db = tmp_path / "db"
     with SiteServer() as site:

@@ -83,6 +83,31 @@ def test_the_readme_stays_a_short_guide() -> None:
     assert lines <= README_MAX_LINES, f"README.md has {lines} lines; move details into docs/"
 
 
+# What an example line in the README's input table ingests: each source has a line of its own.
+INPUT_EXAMPLES = {
+    "Markdown and other files": "essay.html",
+    "WordPress": "wordpress.xml",
+    "Ghost": "ghost.json",
+    "Substack": "substack-export.zip",
+    "Medium": "medium-export.zip",
+    "a feed": "/feed.xml",
+    "a sitemap": "/sitemap.xml",
+    "a site root": "https://blog.example/`",
+    "PDF and Word": ".pdf",
+}
+
+
+def test_the_readme_input_table_gives_each_source_its_own_example_line() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Your writings\n", 1)[1].split("\n### ", 1)[0]
+    examples = [row.rsplit("|", 2)[-2] for row in section.splitlines() if row.startswith("|")]  # last cell
+    for source, needle in INPUT_EXAMPLES.items():
+        lines = [e for e in examples if needle in e]
+        assert len(lines) == 1, (source, lines)
+        others = [s for s, n in INPUT_EXAMPLES.items() if s != source and n in lines[0]]
+        assert not others, f"{source} shares its example line with {others}"
+
+
 def test_the_check_finds_a_missing_file_and_a_missing_heading(tmp_path: Path) -> None:
     (tmp_path / "other.md").write_text("# Other page\n\n## Same\n\n## Same\n", encoding="utf-8")
     page = tmp_path / "page.md"

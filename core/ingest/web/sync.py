@@ -1,7 +1,8 @@
 """Remembered sources, kept in sync: `ingest_url` reads a new address and remembers it, `sync_sources`
 reads every remembered source again. Changed posts go through the ordinary per-post upsert
 (core/ingest/pipeline.py), so an unchanged post costs no embedding and an edited one re-embeds only its
-changed chunks; pages that answer 304 are not even read. With `prune`, posts that a source no longer
+changed chunks; pages that answer 304 are not even read. A source whose sync had a failure is read in
+full next time (its own ETag / Last-Modified are not kept), so what failed is tried again. With `prune`, posts that a source no longer
 lists are deleted (one logged change per source, undoable); without it they are only named.
 
 Pruning trusts only a complete list: a sitemap (or a site's sitemap) read without errors, a single
@@ -223,7 +224,8 @@ def _gone(source: Source, read: SourceRead, store: Store) -> list[tuple[str, str
 
 
 def _remember(source: Source, read: SourceRead, outcome: SourceOutcome) -> None:
-    """The source as this sync leaves it: kind, validators, pages (minus the pruned ones), result."""
+    """The source as this sync leaves it: kind, validators (only when nothing failed), pages (minus the
+    pruned ones), result."""
     pruned = {p for p, _ in outcome.gone} if outcome.pruned else set()
     source.kind = read.kind if read.kind not in ("", "auto") else source.kind
     items = {page: item for page, item in read.items.items() if item.get("post_id") not in pruned}
@@ -233,7 +235,14 @@ def _remember(source: Source, read: SourceRead, outcome: SourceOutcome) -> None:
     # Gone but not pruned: remembered apart, so a later `sync --prune` still knows them.
     known = {**source.state.get("gone", {}), **source.items}
     kept = {page: known[page] for _, page in outcome.gone if not outcome.pruned and page in known}
-    source.state = {**{k: v for k, v in read.state.items() if v}, "items": items, "gone": kept}
+    state = {k: v for k, v in read.state.items() if v}
+    if not outcome.ok:
+        # Something it lists failed (a 404, a timeout, a refused post): without the source's own
+        # validators the next sync reads its list in full, so the failed entries are tried again
+        # instead of hiding behind a 304 (the pages that did go in still answer 304 by their own).
+        state.pop("etag", None)
+        state.pop("last_modified", None)
+    source.state = {**state, "items": items, "gone": kept}
     source.synced_at = now()
     source.ok = outcome.ok
     source.result = outcome.summary()
