@@ -70,6 +70,13 @@ BEES = [
 BREAD = "My sourdough starter is fed rye flour twice a day; the loaf proves overnight in the fridge."
 
 
+def bees_post():
+    """The bees post (a paragraph a block), as the app tests ingest it."""
+    from core.models import Block, Post
+
+    return Post("bees", "On Bees", [Block(p) for p in BEES], raw="\n\n".join(BEES), source="bees.txt")
+
+
 @pytest.fixture
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh data dir for the app, and none of the developer's own keys, URLs or INKWELL_* settings."""
@@ -87,7 +94,7 @@ def corpus(data_dir: Path, embedder, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("INKWELL_CHUNK_TOKENS", "30")  # the app chunks like the fixture did
     settings = Settings.load({"data_dir": data_dir, "chunk_tokens": 30}, environ={})
     posts = [
-        Post("bees", "On Bees", [Block(p) for p in BEES], raw="\n\n".join(BEES), source="bees.txt"),
+        bees_post(),
         Post("bread", "Sourdough", [Block(BREAD)], raw=BREAD, source="bread.txt", collection="recipes"),
         Post(
             "walks",

@@ -24,7 +24,7 @@ from core.ingest import ingest_posts
 from core.models import Block, Post
 from core.store import Store
 from core.store.questions import PRIVACY_NOTE, QuestionLog
-from tests.conftest import BEES, BREAD
+from tests.conftest import BEES, BREAD, bees_post
 from tests.e2e_support import app_environ, streamlit_server
 from tests.servers import ScriptedOpenAIServer
 
@@ -40,6 +40,18 @@ KILN = [
 ]
 
 
+def api_environ(data_dir: Path, **settings: str) -> dict[str, str]:
+    """The API servers' environment: the test table, quoted answers, no translation or routing."""
+    return app_environ(
+        INKWELL_DATA_DIR=str(data_dir),
+        INKWELL_CHUNK_TOKENS="30",
+        INKWELL_ANSWER_MODE="extractive",
+        INKWELL_TRANSLATE_QUESTION="false",
+        INKWELL_ROUTING="off",
+        **settings,
+    )
+
+
 @pytest.fixture(scope="module")
 def model() -> Iterator[ScriptedOpenAIServer]:
     with ScriptedOpenAIServer() as server:
@@ -51,7 +63,7 @@ def table(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
     data_dir = tmp_path_factory.mktemp("api") / "db"
     settings = Settings.load({"data_dir": data_dir, "chunk_tokens": 30}, environ={})
     posts = [
-        Post("bees", "On Bees", [Block(p) for p in BEES], raw="\n\n".join(BEES), source="bees.txt"),
+        bees_post(),
         Post("bread", "Sourdough", [Block(BREAD)], raw=BREAD, source="bread.txt", collection="recipes"),
         Post("kiln", KILN_TITLE, [Block(p) for p in KILN], raw="\n\n".join(KILN), source="kiln.txt"),
     ]
@@ -62,15 +74,11 @@ def table(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory, table: Path, model: ScriptedOpenAIServer) -> Iterator[str]:
-    env = app_environ(
-        INKWELL_DATA_DIR=str(table),
-        INKWELL_CHUNK_TOKENS="30",
+    env = api_environ(
+        table,
         INKWELL_ALLOWED_ORIGINS=BLOG,
         INKWELL_TRUSTED_PROXIES="127.0.0.1",
         INKWELL_QUESTIONS_PER_MINUTE=str(PER_MINUTE),
-        INKWELL_ANSWER_MODE="extractive",
-        INKWELL_TRANSLATE_QUESTION="false",
-        INKWELL_ROUTING="off",
         OPENAI_BASE_URL=model.base_url,
     )
     with streamlit_server(tmp_path_factory.mktemp("api-server"), env, script="server.py") as server:
@@ -80,14 +88,7 @@ def api(tmp_path_factory: pytest.TempPathFactory, table: Path, model: ScriptedOp
 @pytest.fixture(scope="module")
 def untrusted_api(tmp_path_factory: pytest.TempPathFactory, table: Path) -> Iterator[str]:
     """The API as it starts by default: no trusted proxy; 2 questions a minute per client."""
-    env = app_environ(
-        INKWELL_DATA_DIR=str(table),
-        INKWELL_CHUNK_TOKENS="30",
-        INKWELL_QUESTIONS_PER_MINUTE="2",
-        INKWELL_ANSWER_MODE="extractive",
-        INKWELL_TRANSLATE_QUESTION="false",
-        INKWELL_ROUTING="off",
-    )
+    env = api_environ(table, INKWELL_QUESTIONS_PER_MINUTE="2")
     with streamlit_server(tmp_path_factory.mktemp("api-untrusted"), env, script="server.py") as server:
         yield server.url
 
@@ -360,16 +361,9 @@ def unlogged(tmp_path_factory: pytest.TempPathFactory, embedder) -> Iterator[tup
     """A server that keeps no questions: (its URL, its data directory)."""
     data_dir = tmp_path_factory.mktemp("api-off") / "db"
     settings = Settings.load({"data_dir": data_dir, "chunk_tokens": 30}, environ={})
-    posts = [Post("bees", "On Bees", [Block(p) for p in BEES], raw="\n\n".join(BEES), source="bees.txt")]
+    posts = [bees_post()]
     assert ingest_posts(posts, settings, store=Store(data_dir), embedder=embedder).ok
-    env = app_environ(
-        INKWELL_DATA_DIR=str(data_dir),
-        INKWELL_CHUNK_TOKENS="30",
-        INKWELL_ANSWER_MODE="extractive",
-        INKWELL_TRANSLATE_QUESTION="false",
-        INKWELL_ROUTING="off",
-        INKWELL_QUESTION_LOG="off",
-    )
+    env = api_environ(data_dir, INKWELL_QUESTION_LOG="off")
     with streamlit_server(tmp_path_factory.mktemp("api-off-server"), env, script="server.py") as server:
         yield server.url, data_dir
 

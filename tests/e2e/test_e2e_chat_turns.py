@@ -9,12 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from core.config import Settings
 from core.ingest import ingest_posts
-from core.models import Block, Post
 from core.store import Store
-from tests.conftest import BEES
+from tests.conftest import bees_post
 from tests.e2e_support import AppServer, app_environ, streamlit_server
 from tests.servers import ScriptedOpenAIServer
 
@@ -37,7 +37,7 @@ def app(
 ) -> Iterator[AppServer]:
     data_dir: Path = tmp_path_factory.mktemp("turns") / "db"
     settings = Settings.load({"data_dir": data_dir, "chunk_tokens": 30}, environ={})
-    posts = [Post("bees", "On Bees", [Block(p) for p in BEES], raw="\n\n".join(BEES), source="bees.txt")]
+    posts = [bees_post()]
     assert ingest_posts(posts, settings, store=Store(data_dir), embedder=embedder).ok
     env = app_environ(
         INKWELL_DATA_DIR=str(data_dir),
@@ -64,9 +64,12 @@ def test_a_second_question_while_the_first_is_written_keeps_both(browser, app, m
         page.get_by_text("Writing…").wait_for()  # the first answer waits for the model, and says so
         box.fill(SECOND)
         box.press("Enter")
-        # .first: the "Copy the answer" expander holds the same text in a code block
-        page.get_by_role("paragraph").filter(has_text="Varroa mites are the real enemy.").first.wait_for()
+        # Four messages (question, stopped answer, question, answer), the last one answered: waiting for
+        # the answer's words anywhere would also find them in the stopped answer's excerpts.
         messages = page.get_by_test_id("stChatMessage")
+        expect(messages).to_have_count(4, timeout=TIMEOUT)
+        expect(messages.nth(3)).to_contain_text("Varroa mites are the real enemy.", timeout=TIMEOUT)
+        expect(messages.nth(3)).not_to_contain_text("Writing…", timeout=TIMEOUT)
         page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')")
         texts = [m.inner_text() for m in messages.all()]
         assert any(FIRST in t for t in texts) and any(SECOND in t for t in texts), texts
