@@ -2,7 +2,9 @@
 
     report = export_static(settings, "site/")
 
-    site/index.html, inkwell-static.mjs, inkwell-core.mjs, inkwell-static.css   the widget
+    site/index.html, inkwell-static.mjs, inkwell-core.mjs, inkwell-static.css   the page
+    site/widget.js, data/welcome.json        the blog's widget (core/serve/widget.js) in static mode, and
+                                             the owner's title, greeting and starters it shows
     site/data/index.json, vectors.i8, scales.f32                                 core/publish/bundle.py
     site/model/question.onnx, tokenizer.json                                     core/publish/model.py
     site/vendor/ort.wasm.min.mjs, ort-wasm-simd-threaded.{mjs,wasm}, porter2.mjs, licenses
@@ -14,6 +16,7 @@ Only tables embedded with the bundled MiniLM can be exported: its ONNX export is
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import shutil
@@ -21,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.answer.owner import OwnerSettings, apply_owner, load_owner
 from core.config import Settings
 from core.embed import embedder_for_store
 from core.publish.bundle import FTS_STOP_WORDS, build_index, read_corpus
@@ -30,6 +34,9 @@ from core.store import Store
 SUPPORTED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 ASSETS = Path(__file__).parent / "assets"
 PAGE_FILES = ("index.html", "inkwell-static.mjs", "inkwell-core.mjs", "inkwell-static.css")
+# The server's widget, copied at export time (one file for both modes: data-static switches it).
+WIDGET = Path(__file__).resolve().parents[1] / "serve" / "widget.js"
+EXAMPLE_FOLDER = "/ask/"
 RUNTIME_DIR = Path(__file__).resolve().parents[2] / "static" / "node_modules"
 ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
 
@@ -46,6 +53,12 @@ class StaticReport:
     headings: int
     sizes: dict[str, int] = field(default_factory=dict)  # bytes per written file (relative path)
     seconds: float = 0.0
+    title: str = ""  # the widget's (the owner's chat title)
+
+    @property
+    def widget_tag(self) -> str:
+        """The tag for a blog that serves this folder at /ask/ (the author changes the path to theirs)."""
+        return widget_tag(EXAMPLE_FOLDER, self.title)
 
     @property
     def total_bytes(self) -> int:
@@ -74,13 +87,15 @@ class StaticReport:
             "data_bytes_per_1000_chunks": self.data_bytes_per_1000_chunks,
             "sizes": self.sizes,
             "seconds": round(self.seconds, 2),
+            "widget_tag": self.widget_tag,
         }
 
     def summary(self) -> str:
         mb = self.total_bytes / 1e6
         return (
             f"wrote a static site of {self.chunks} chunks to {self.path} ({mb:.1f} MB; vectors "
-            f"{self.vector_bytes_per_1000_chunks / 1e6:.2f} MB per 1,000 chunks) in {self.seconds:.0f} s"
+            f"{self.vector_bytes_per_1000_chunks / 1e6:.2f} MB per 1,000 chunks) in {self.seconds:.0f} s\n"
+            f"On your blog, with this folder served at {EXAMPLE_FOLDER}: {self.widget_tag}"
         )
 
 
@@ -149,6 +164,10 @@ def export_static(settings: Settings, path: str | Path) -> StaticReport:
     written: dict[str, Path] = {}
     for name in PAGE_FILES:
         written[name] = _copy(ASSETS / name, out / name)
+    written["widget.js"] = _copy(WIDGET, out / "widget.js")
+    owner = load_owner(store)
+    title = owner.title(apply_owner(settings, owner))
+    written["data/welcome.json"] = _write(out / "data" / "welcome.json", welcome(title, owner))
     for name, data in blobs.items():
         written[f"data/{name}"] = _write(out / "data" / name, data)
     written["data/index.json"] = _write(
@@ -172,7 +191,22 @@ def export_static(settings: Settings, path: str | Path) -> StaticReport:
         counts["headings"],
         {name: p.stat().st_size for name, p in written.items()},
         time.perf_counter() - started,
+        title,
     )
+
+
+def welcome(title: str, owner: OwnerSettings) -> bytes:
+    """What the widget shows before the first question, as GET /api/welcome gives it (core/serve/api.py)
+    without the question log's part: a static site keeps nothing."""
+    data = {"title": title, "greeting": owner.greeting, "starters": list(owner.starters)}
+    return json.dumps(data, ensure_ascii=False).encode()
+
+
+def widget_tag(folder: str, title: str) -> str:
+    """The tag that puts the static widget on a blog whose site serves the export at `folder` (e.g.
+    "/ask/"); attribute-escaped like the server's (core/serve/share.py)."""
+    src = html.escape(f"{folder.rstrip('/')}/widget.js", quote=True)
+    return f'<script src="{src}" defer data-static data-title="{html.escape(title, quote=True)}"></script>'
 
 
 def _write(target: Path, data: bytes) -> Path:

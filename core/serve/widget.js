@@ -7,7 +7,11 @@
  * POST /api/ask as server-sent events, and keeps the conversation for the browser session across the
  * blog's pages (sessionStorage). While the server keeps questions (GET /api/welcome: question_log), it
  * says so under the form and offers thumbs and an optional short comment under each answer
- * (POST /api/feedback). No framework, no dependencies. */
+ * (POST /api/feedback). No framework, no dependencies.
+ * Static mode (data-static, the tag `inkwell export --static` documents): no server at all. The widget
+ * imports the exported engine (inkwell-static.mjs, beside this script) when the panel first opens, answers
+ * in the browser, and reads the greeting and starters from data/welcome.json; nothing is kept or rated,
+ * so there are no thumbs, comment box or privacy note. */
 (function () {
   "use strict";
   var script = document.currentScript;
@@ -15,7 +19,9 @@
   window.__inkwellWidget = true;
   var opt = script.dataset;
   var api = (opt.api || new URL(script.src, location.href).origin).replace(/\/+$/, "");
-  var KEY = "inkwell:" + api;
+  var isStatic = opt.static != null;
+  var here = new URL(".", new URL(script.src, location.href)).href; // the exported folder, in static mode
+  var KEY = "inkwell:" + (isStatic ? here : api);
   var MAX_TURNS = 20;
   var MAX_COMMENT = 500; // what the log keeps of a comment (core/store/questions.py)
   var THANKS = "Thank you: the author will see this.";
@@ -41,6 +47,7 @@
     return node;
   }
   function safeUrl(url) {
+    if (!url) return null; // no address (a static export's post without one): the title, unlinked
     try {
       var parsed = new URL(url, location.href);
       return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : null;
@@ -84,7 +91,8 @@
     opt.button || "Ask");
   var panel = el("section", { class: "panel", id: "panel", role: "dialog", "aria-label": title, hidden: "" });
   var header = el("header");
-  header.appendChild(el("span", null, title));
+  var heading = el("span", null, title);
+  header.appendChild(heading);
   var close = el("button", { type: "button", "aria-label": "Close" }, "×");
   header.appendChild(close);
   var log = el("div", { class: "log", role: "log", "aria-live": "polite" });
@@ -103,7 +111,22 @@
   root.appendChild(button);
   root.appendChild(panel);
 
+  // Static mode's engine, imported once from this script's folder (its data and model load beside it); a
+  // failed load is tried again on the next question.
+  var loading = null;
+  function engine() {
+    if (!loading) {
+      loading = import(new URL("inkwell-static.mjs", here).href).catch(function (err) {
+        loading = null;
+        throw new Error("The assistant could not load: " + (err && err.message ? err.message : err));
+      });
+    }
+    return loading;
+  }
+
   function setOpen(open, focus) {
+    // Static mode: the model starts loading while the reader types (a failure is said on asking).
+    if (open && isStatic) engine().catch(function () {});
     state.open = open;
     panel.hidden = !open;
     button.setAttribute("aria-expanded", String(open));
@@ -209,7 +232,13 @@
   // page, the note on what is kept while the question log is on.
   var welcome = el("div", { class: "welcome" });
   log.appendChild(welcome);
-  fetch(api + "/api/welcome").then(function (r) { return r.ok ? r.json() : {}; }).then(function (w) {
+  fetch(isStatic ? here + "data/welcome.json" : api + "/api/welcome").then(function (r) {
+    return r.ok ? r.json() : {};
+  }).then(function (w) {
+    if (!opt.title && typeof w.title === "string" && w.title) {
+      heading.textContent = w.title; // the owner's chat title, unless the tag names one
+      panel.setAttribute("aria-label", w.title);
+    }
     if (w.question_log && typeof w.privacy_note === "string" && w.privacy_note) {
       note.textContent = w.privacy_note;
       note.hidden = false;
@@ -262,23 +291,23 @@
   var UNREACHABLE = "The answer service could not be reached from this site. It may not allow this " +
     "site yet (its owner lists the blogs allowed in INKWELL_ALLOWED_ORIGINS), or it may be down.";
 
-  var busy = false;
-  form.addEventListener("submit", function (e) {
-    e.preventDefault();
-    var question = input.value.trim();
-    if (!question || busy) return;
-    busy = true;
-    welcome.textContent = "";
-    send.disabled = true;
-    input.value = "";
-    drawQuestion(question);
-    var turn = { question: question, answer: "" };
-    var view = drawAnswer(turn);
-    view.answer.textContent = "Writing…";
+  function finish(turn, view, data) {
+    turn.answer = data.answer;  // Markdown, sent back as the conversation (as the chat keeps it)
+    turn.text = data.answer_text || data.answer;
+    turn.reply = data;
+    view.answer.textContent = turn.text;
+    drawSources(view.box, data);
+    drawRating(view.box, data);  // only for a logged answer: never in static mode
+    state.turns.push(turn);
+    save();
+    log.scrollTop = log.scrollHeight;
+  }
+
+  function askServer(question, turn, view) {
     var body = { question: question, conversation: history() };
     if (opt.collection) body.collection = opt.collection;
     var text = "";
-    fetch(api + "/api/ask", {
+    return fetch(api + "/api/ask", {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
       body: JSON.stringify(body),
@@ -294,21 +323,37 @@
         if (event === "delta") {
           text += data.plain != null ? data.plain : data.text;
           view.answer.textContent = text;
+          log.scrollTop = log.scrollHeight;
         } else if (event === "done") {
-          turn.answer = data.answer;  // Markdown, sent back as the conversation (as the chat keeps it)
-          turn.text = data.answer_text || data.answer;
-          turn.reply = data;
-          view.answer.textContent = turn.text;
-          drawSources(view.box, data);
-          drawRating(view.box, data);
-          state.turns.push(turn);
-          save();
+          finish(turn, view, data);
         } else if (event === "error") {
           throw new Error(data.error);
         }
-        log.scrollTop = log.scrollHeight;
       });
-    }).catch(function (err) {
+    });
+  }
+
+  // Static mode: the engine's reply, already in the shape `done` carries (inkwell-static.mjs widgetReply).
+  function askHere(question, turn, view) {
+    return engine().then(function (m) { return m.widgetReply(question); }).then(function (data) {
+      finish(turn, view, data);
+    });
+  }
+
+  var busy = false;
+  form.addEventListener("submit", function (e) {
+    e.preventDefault();
+    var question = input.value.trim();
+    if (!question || busy) return;
+    busy = true;
+    welcome.textContent = "";
+    send.disabled = true;
+    input.value = "";
+    drawQuestion(question);
+    var turn = { question: question, answer: "" };
+    var view = drawAnswer(turn);
+    view.answer.textContent = "Writing…";
+    (isStatic ? askHere : askServer)(question, turn, view).catch(function (err) {
       view.answer.textContent = err && err.message ? err.message : "The question could not be answered.";
     }).then(function () {
       busy = false;

@@ -6,6 +6,11 @@ is ingested and exported with the real CLI into a temp folder, served by Python'
 verbatim in its post, under a link to the post's address with a text fragment; an off-topic one gets the
 honest decline; the hostile post's text shows as text and its address never becomes a link. The page
 fetches nothing but its own folder.
+
+The same folder also puts the server's widget on a static blog (`widget.js` with `data-static`): a blog
+page beside the folder, served from the same 127.0.0.1 server, opens the panel, clicks one of the owner's
+starters, asks a demo question and an off-topic one, and keeps the conversation on the blog's next page;
+answers are the engine's, drawn by the widget, with no thumbs or note (nothing is kept).
 """
 
 from __future__ import annotations
@@ -18,12 +23,13 @@ from urllib.parse import unquote
 
 import pytest
 
+from core.answer.owner import save_owner
 from core.config import Settings
 from core.ingest import ingest_paths
 from core.store import Store
 from tests.conftest import DEMO, write
-from tests.e2e_support import app_environ
-from tests.static_support import ask, serve_folder, static_page
+from tests.e2e_support import app_environ, launch_chromium
+from tests.static_support import LOAD_TIMEOUT, ask, serve_folder, static_page
 
 pytestmark = pytest.mark.browser
 
@@ -36,6 +42,8 @@ HOSTILE_TEXT = (
     "onerror=\"document.title='pwned'\"><script>document.title='pwned'</script> and slept most of the way."
 )
 BLOG = "https://blog.example/"
+GREETING = "Ask me about the workshop."
+STARTERS = ["How does she pick wood at the sawmill?", "What books shaped her the most?", "Why keep a blog?"]
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +57,7 @@ def site(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
     report = ingest_paths([DEMO / "posts", posts], settings, embedder=embedder)
     assert report.ok, report.summary()
     add_addresses(Store(db))
+    save_owner(Store(db), {"greeting": GREETING, "starters": STARTERS})  # the widget's welcome
     out = root / "site"
     done = subprocess.run(
         [sys.executable, "-m", "core.cli", "export", "--static", str(out), "--json", "--data-dir", str(db)],
@@ -73,16 +82,19 @@ def add_addresses(store: Store) -> None:
 
 
 @pytest.fixture(scope="module")
-def page(site: Path):
+def driver():
+    """Playwright, one for the module: the page and the blog below each launch their own Chromium."""
     from playwright.sync_api import sync_playwright
 
+    with sync_playwright() as playwright:
+        yield playwright
+
+
+@pytest.fixture(scope="module")
+def page(site: Path, driver):
     errors: list[str] = []
     outside: list[str] = []
-    with (
-        sync_playwright() as playwright,
-        serve_folder(site) as url,
-        static_page(playwright, url, errors, outside) as page,
-    ):
+    with serve_folder(site) as url, static_page(driver, url, errors, outside) as page:
         yield page
     assert not errors, errors
     assert not outside, f"the page fetched from elsewhere: {outside}"
@@ -142,3 +154,117 @@ def test_hostile_post_text_is_shown_as_text(page):
         not (a or "").startswith("javascript:")
         for a in answer.locator("a").evaluate_all("links => links.map(a => a.getAttribute('href'))")
     )
+
+
+# The static widget on a blog -------------------------------------------------------------------------------
+
+WIDGET = "[data-inkwell]"  # the widget's host element; Playwright's CSS reaches into its open shadow root
+
+
+@pytest.fixture(scope="module")
+def blog(site: Path, driver):
+    """Two pages of a plain blog beside the export, each with the static widget's tag; the blog and the
+    export served together on 127.0.0.1 (the folder at /site/, as a blog serves it at /ask/)."""
+    for name, other in (("index.html", "other.html"), ("other.html", "index.html")):
+        write(
+            site.parent / "blog" / name,
+            f"<!doctype html><html><head><meta charset=utf-8><title>{name}</title></head><body>"
+            f'<h1>{name}</h1><a id="next" href="{other}">Next post</a>'
+            f'<script src="/{site.name}/widget.js" defer data-static data-title="Ask Mara"></script>'
+            "</body></html>",
+        )
+    errors: list[str] = []
+    outside: list[str] = []
+    with serve_folder(site.parent) as url:
+        browser = launch_chromium(driver)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(LOAD_TIMEOUT)  # the first question waits for the model to load
+            page.on("request", lambda r: None if r.url.startswith(url) else outside.append(r.url))
+            page.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
+            page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
+            page.goto(url + "blog/index.html")
+            yield page
+        finally:
+            browser.close()
+    assert not errors, errors
+    assert not outside, f"the widget fetched from elsewhere: {outside}"
+
+
+def widget_ask(page, question: str = "", starter: str = ""):
+    """Ask in the widget (typed, or by clicking a starter) and return the answer's box once complete."""
+    before = page.locator(f"{WIDGET} .log > div:not(.welcome)").count()
+    if starter:
+        page.locator(f"{WIDGET} .starter", has_text=starter).click()
+    else:
+        page.fill(f"{WIDGET} input[aria-label='Your question']", question)
+        page.press(f"{WIDGET} input[aria-label='Your question']", "Enter")
+    page.wait_for_function(
+        """n => { const r = document.querySelector('[data-inkwell]').shadowRoot;
+        return !r.querySelector('form button').disabled && r.querySelectorAll('.log > div:not(.welcome)').length > n; }""",
+        arg=before,
+    )
+    return page.locator(f"{WIDGET} .log > div:not(.welcome)").nth(before)
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_static_widget_answers_on_a_blog_with_no_server(blog):
+    page = blog
+    page.click(f"{WIDGET} button.btn")
+    assert page.inner_text(f"{WIDGET} header span") == "Ask Mara"
+    page.locator(f"{WIDGET} .welcome", has_text=GREETING).wait_for()
+    assert page.locator(f"{WIDGET} .starter").all_inner_texts() == STARTERS
+
+    # A starter is asked at one click, answered with the author's sentences.
+    box = widget_ask(page, starter=STARTERS[0])
+    assert page.locator(f"{WIDGET} p.q").last.inner_text() == STARTERS[0]
+    assert box.locator("p.a").inner_text().startswith("From ")
+    assert box.locator("a").first.get_attribute("href").startswith(BLOG)
+
+    # A demo question: each quoted sentence is in the answer and, verbatim, in its post; the source
+    # links to the post at its first quote.
+    box = widget_ask(page, QUESTION)
+    reply = ask(page, QUESTION)  # the engine the widget imported, asked directly
+    assert reply["mode"] == "extractive"
+    shown = flat(box.locator("p.a").inner_text())
+    for group in reply["groups"]:
+        assert f"From {flat(group['title'])}:" in shown
+        for quote in group["quotes"]:
+            assert flat(quote["text"]) in shown and flat(quote["text"]) in post_text(group["post"])
+    href = box.locator("a").first.get_attribute("href")
+    address, _, fragment = href.partition("#:~:text=")
+    first = reply["groups"][0]["quotes"][0]["text"]
+    assert address == f"{BLOG}{reply['groups'][0]['post']}" and unquote(fragment) == first
+    assert flat(first) in post_text(reply["groups"][0]["post"])
+
+    # Off topic: the honest decline, with the closest posts.
+    box = widget_ask(page, OFF_TOPIC)
+    assert box.locator("p.a").inner_text().startswith("I haven't written about that")
+    assert "The closest posts:" in box.inner_text()
+
+    # Nothing to rate and no note on what is kept: there is no server to keep it.
+    assert page.locator(f"{WIDGET} .rate").count() == 0
+    assert page.locator(f"{WIDGET} .note").is_hidden()
+
+    # The conversation follows the reader to the blog's next page.
+    page.click("#next")
+    page.wait_for_url("**/other.html")
+    page.locator(f"{WIDGET} p.q", has_text=OFF_TOPIC).wait_for()
+    assert page.locator(f"{WIDGET} p.q").all_inner_texts() == [STARTERS[0], QUESTION, OFF_TOPIC]
+    assert page.locator(f"{WIDGET} .starter").count() == 0
+
+
+def test_hostile_post_text_is_shown_as_text_in_the_static_widget(blog):
+    page = blog
+    if page.locator(f"{WIDGET} .panel").is_hidden():
+        page.click(f"{WIDGET} button.btn")
+    box = widget_ask(page, HOSTILE_QUESTION)
+    shown = box.inner_text()
+    assert "<img src=x onerror=" in shown and "<img src=x onerror=document.title=7> Night Trains" in shown
+    assert page.locator(f"{WIDGET} img, {WIDGET} script").count() == 0
+    assert page.title() not in ("pwned", "7")
+    hrefs = box.locator("a").evaluate_all("links => links.map(a => a.getAttribute('href'))")
+    assert not any((h or "").startswith("javascript:") for h in hrefs)

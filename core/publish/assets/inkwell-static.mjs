@@ -1,6 +1,8 @@
-// The static site's widget: loads the index, the vectors and the int8 question model (ONNX Runtime Web,
-// from ./vendor, never a CDN), answers in the page. Every piece of post text is put in the page with
-// textContent: a post holding <img onerror=…> shows those characters, it runs nothing.
+// The static site's engine and page: loads the index, the vectors and the int8 question model (ONNX Runtime
+// Web, from ./vendor, never a CDN), answers in the page. index.html's form is mounted when the page has
+// one; a blog's widget (widget.js with data-static) imports this module and asks through widgetReply.
+// Every piece of post text is put in the page with textContent: a post holding <img onerror=…> shows
+// those characters, it runs nothing.
 import * as ort from "./vendor/ort.wasm.min.mjs";
 import stem from "./vendor/porter2.mjs";
 import { Engine, WordPiece } from "./inkwell-core.mjs";
@@ -73,6 +75,12 @@ function safeAddress(url) {
   }
 }
 
+/** The post's address opened at `quote` (a text fragment); null for no http(s) address. */
+function fragmentLink(url, quote) {
+  const address = safeAddress(url || "");
+  return address && quote ? `${address}#:~:text=${fragment(quote)}` : address || null;
+}
+
 function element(tag, text, className) {
   const node = document.createElement(tag);
   if (text !== undefined) node.textContent = text;
@@ -84,7 +92,7 @@ function link(title, url, quote) {
   const address = safeAddress(url || "");
   if (!address) return element("em", title);
   const a = element("a", title);
-  a.href = quote ? `${address}#:~:text=${fragment(quote)}` : address;
+  a.href = fragmentLink(url, quote);
   a.rel = "noopener";
   a.target = "_blank";
   return a;
@@ -150,6 +158,26 @@ function mount() {
       status.textContent = err.message;
     }
   });
+}
+
+function passage(group) {
+  return group.quotes.map((q, i) => (i ? JOINS[q.joined] || " " : "") + q.text).join("");
+}
+
+/** The reply in the shape the server's widget draws (the HTTP API's `done` event, core/serve/api.py
+ * answer_json): the passages as plain text under "From <title>:", one source per post linking to its
+ * first quoted sentence, or the decline with the closest posts. No question_id: nothing to rate here. */
+export async function widgetReply(question) {
+  const reply = await ask(question);
+  const ref = (post, title, url, quote) =>
+    ({ post_id: post, title, url: safeAddress(url || "") || null, link: fragmentLink(url, quote) });
+  if (reply.mode === "extractive") {
+    const text = reply.groups.map((g) => `From ${g.title}:\n${passage(g)}`).join("\n\n");
+    const sources = reply.groups.map((g) => ref(g.post, g.title, g.url, g.quotes[0].text));
+    return { mode: "extractive", answer: text, answer_text: text, sources, sentences: [], suggestions: [] };
+  }
+  const suggestions = (reply.suggestions || []).map((s) => ref(s.post, s.title, s.url, ""));
+  return { mode: "none", answer: reply.text, answer_text: reply.text, sources: [], sentences: [], suggestions };
 }
 
 /** The question's vector as the page computes it (for checking it against the Python embedder). */
