@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import click
@@ -52,6 +53,34 @@ def progress_lines() -> Progress:
     return progress
 
 
+@contextmanager
+def web_progress(label: str) -> Iterator[Progress]:
+    """Fetch and ingest progress on stderr: a bar on a terminal (its length follows the pages found so
+    far, its label the step), else `progress_lines` (a log or a pipe, where a bar draws nothing)."""
+    if not sys.stderr.isatty():
+        yield progress_lines()
+        return
+    with click.progressbar(length=1, label=label, file=sys.stderr) as bar:
+
+        def progress(done: int, total: int, message: str) -> None:
+            bar.length = max(total, done, 1)
+            bar.label = f"{label} ({message})" if message else label
+            bar.update(max(0, done - bar.pos))
+
+        yield progress
+
+
+def read_addresses(urls: Sequence[str], settings: Settings, collection: str | None) -> list[SourceOutcome]:
+    """Each address ingested and remembered (core.ingest.web.ingest_url), with its progress shown."""
+    from core.ingest.web import ingest_url
+
+    outcomes = []
+    for url in urls:
+        with web_progress("Reading") as progress:
+            outcomes.append(ingest_url(url, settings, collection=collection, progress=progress))
+    return outcomes
+
+
 def outcomes_json(outcomes: Sequence) -> dict:
     return {"ok": all(o.ok for o in outcomes), "sources": [o.to_json() for o in outcomes]}
 
@@ -83,9 +112,7 @@ def ingest_web(
     """Ingest each address (a feed, sitemap, site or page) and remember it for `inkwell sync`; prints
     their problems (and summaries unless `as_json`), and leaves the JSON report to the caller, who may
     have files' posts to report in the same document."""
-    from core.ingest.web import ingest_url
-
-    outcomes = [ingest_url(url, settings, collection=collection, progress=progress_lines()) for url in urls]
+    outcomes = read_addresses(urls, settings, collection)
     print_outcomes(outcomes, as_json, print_report=False)
     return outcomes
 
@@ -103,20 +130,21 @@ def ingest_remembered(
     include_pages: bool,
 ) -> bool:
     """Ingest each address and each local folder or file, and remember them all for `inkwell sync`."""
-    from core.ingest.web import ingest_path, ingest_url
+    from core.ingest.web import ingest_path
 
-    outcomes = [ingest_url(url, settings, collection=collection, progress=progress_lines()) for url in urls]
+    outcomes = read_addresses(urls, settings, collection)
     for path in paths:
-        outcome = ingest_path(
-            path,
-            settings,
-            collection=collection,
-            include_drafts=include_drafts,
-            include_pages=include_pages,
-            progress=progress_lines(),
-            force=force,
-            replace=replace,
-        )
+        with web_progress("Reading") as progress:
+            outcome = ingest_path(
+                path,
+                settings,
+                collection=collection,
+                include_drafts=include_drafts,
+                include_pages=include_pages,
+                progress=progress,
+                force=force,
+                replace=replace,
+            )
         outcomes.append(outcome)
     return print_outcomes(outcomes, as_json)
 
@@ -163,9 +191,8 @@ def sync(
             if timeout
             else None
         )
-        report = sync_sources(
-            settings, store=store, prune=prune, progress=progress_lines(), fetchers=fetchers
-        )
+        with web_progress("Syncing") as progress:
+            report = sync_sources(settings, store=store, prune=prune, progress=progress, fetchers=fetchers)
         if not report.outcomes:
             echo(
                 "no sources yet: add one with `inkwell ingest https://your.blog/feed.xml` or "
