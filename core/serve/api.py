@@ -324,9 +324,12 @@ class Api:
 
         def turn() -> Turn:
             store = shared_store(settings)
+            # As the chat: with every answer slot taken, a model rewrite of a follow-up would wait for the
+            # model outside the queue, so the follow-up is joined to the question before it instead.
+            gate = shared_gate(settings).status()
             return take_turn(asked.question, settings, store=store, embedder=shared_embedder(settings),
                              history=asked.conversation, collections=asked.collections,
-                             mode=asked.mode)  # fmt: skip
+                             mode=asked.mode, use_model=gate.running < gate.capacity)  # fmt: skip
 
         taken = await run_in_threadpool(turn)
         if SSE in request.headers.get("accept", ""):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,14 +44,14 @@ KILN = [
 
 def api_environ(data_dir: Path, **settings: str) -> dict[str, str]:
     """The API servers' environment: the test table, quoted answers, no translation or routing."""
-    return app_environ(
-        INKWELL_DATA_DIR=str(data_dir),
-        INKWELL_CHUNK_TOKENS="30",
-        INKWELL_ANSWER_MODE="extractive",
-        INKWELL_TRANSLATE_QUESTION="false",
-        INKWELL_ROUTING="off",
-        **settings,
-    )
+    defaults = {
+        "INKWELL_DATA_DIR": str(data_dir),
+        "INKWELL_CHUNK_TOKENS": "30",
+        "INKWELL_ANSWER_MODE": "extractive",
+        "INKWELL_TRANSLATE_QUESTION": "false",
+        "INKWELL_ROUTING": "off",
+    }
+    return app_environ(**(defaults | settings))
 
 
 @pytest.fixture(scope="module")
@@ -385,3 +387,43 @@ def test_with_the_log_off_the_api_stores_nothing(unlogged):
     finally:
         http.session.close()
     assert Store(data_dir)._open("questions") is None  # not even an empty table
+
+
+# Every answer slot taken: a follow-up is joined, not rewritten by the model outside the line ------------
+
+
+@pytest.fixture(scope="module")
+def busy_api(
+    tmp_path_factory: pytest.TempPathFactory, table: Path
+) -> Iterator[tuple[str, ScriptedOpenAIServer]]:
+    """The API with one answer slot and a model of its own: (its URL, the model server)."""
+    with ScriptedOpenAIServer() as model:
+        env = api_environ(
+            table,
+            INKWELL_ANSWER_MODE="generative",
+            INKWELL_ANSWER_CONCURRENCY="1",
+            OPENAI_BASE_URL=model.base_url,
+        )
+        with streamlit_server(tmp_path_factory.mktemp("api-busy"), env, script="server.py") as server:
+            yield server.url, model
+
+
+def test_with_every_slot_taken_a_follow_up_is_joined_not_rewritten_by_the_model(busy_api):
+    url, model = busy_api
+    first = "When does swarming season start?"
+    model.chat("Swarming season starts in May.", delay=15)  # holds the only slot while the follow-up comes
+    slow = threading.Thread(target=lambda: ask(Client(url), {"question": first}))
+    slow.start()
+    try:
+        deadline = time.monotonic() + 120
+        while not model.chat_requests and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(model.chat_requests) == 1  # the first answer is being written
+        conversation = [{"role": "user", "content": first}, {"role": "assistant", "content": "In May."}]
+        body = {"question": "And how long does it last?", "conversation": conversation, "mode": "extractive"}
+        reply = ask(Client(url), body)
+        assert reply.status_code == 200, reply.text
+        assert reply.json()["searched_for"] == f"{first} And how long does it last?"
+        assert len(model.chat_requests) == 1  # no rewrite asked of the busy model
+    finally:
+        slow.join(timeout=120)
