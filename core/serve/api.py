@@ -12,7 +12,8 @@
     GET  /api/openapi.json → this API's OpenAPI description
     GET  /widget.js    → the widget the author pastes into the blog (core/serve/widget.js)
 
-Answered questions go into the question log (core/store/questions.py, source "api") like the chat's.
+Answered questions go into the question log (core/store/questions.py, source "api", or "widget" when the
+request says `"client": "widget"`) like the chat's.
 Questions take the readers' one turn (core/answer/turn.py), so the API answers as the chat does, behind
 the chat's guards: the question length cap, a per-client rate limit (`questions_per_minute`), and the
 process's line for model-written answers with its time limit. Every error is JSON with a plain message
@@ -86,6 +87,7 @@ class AskRequest:
     conversation: list[dict]
     collections: list[str] | None
     mode: str | None
+    source: str = "api"  # the question log's source: "widget" when the blog widget asks
 
 
 # Reading requests --------------------------------------------------------------------------------------
@@ -174,7 +176,17 @@ def parse_ask(data: dict, settings: Settings) -> AskRequest:
         _conversation(data.get("conversation")),
         _collections(data.get("collection", data.get("collections"))),
         _mode(data.get("mode"), settings),
+        _source(data.get("client")),
     )
+
+
+def _source(value: Any) -> str:
+    """Where a question comes from, for the question log: "widget" when the widget says so, else "api"."""
+    if value is None or value == "api":
+        return "api"
+    if value == "widget":
+        return "widget"
+    raise ApiError(400, '"client" is "widget" (the blog widget) or left out.')
 
 
 # Writing replies ---------------------------------------------------------------------------------------
@@ -333,20 +345,21 @@ class Api:
 
         taken = await run_in_threadpool(turn)
         if SSE in request.headers.get("accept", ""):
-            return StreamingResponse(self._events(taken, settings, started, base), media_type=SSE,
+            return StreamingResponse(self._events(taken, settings, started, base, asked.source), media_type=SSE,
                                      headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})  # fmt: skip
 
         def whole() -> dict:
             for _ in self._deltas(taken, settings):
                 pass
-            return self._finished(taken, settings, started, base)
+            return self._finished(taken, settings, started, base, asked.source)
 
         return JSONResponse(await run_in_threadpool(whole))
 
-    def _finished(self, turn: Turn, settings: Settings, started: float, base: str) -> dict:
-        """The whole reply's JSON, once it is logged (its `question_id` takes the reader's feedback)."""
+    def _finished(self, turn: Turn, settings: Settings, started: float, base: str, source: str) -> dict:
+        """The whole reply's JSON, once it is logged as from `source` (its `question_id` takes the reader's
+        feedback)."""
         seconds = time.perf_counter() - started
-        question_id = record(shared_question_log(settings), turn.reply, turn.question, "api", seconds)
+        question_id = record(shared_question_log(settings), turn.reply, turn.question, source, seconds)
         return {**answer_json(turn, base), "question_id": question_id, "seconds": round(seconds, 3)}
 
     async def feedback(self, request: Request) -> Response:
@@ -374,7 +387,9 @@ class Api:
         with shared_gate(settings).enter(owner=None) as ticket:
             yield from ticket.stream(turn.reply)
 
-    def _events(self, turn: Turn, settings: Settings, started: float, base: str) -> Iterator[str]:
+    def _events(
+        self, turn: Turn, settings: Settings, started: float, base: str, source: str
+    ) -> Iterator[str]:
         """Server-sent events: `meta` (mode and what was searched), `delta`s of text (`text` as Markdown,
         `plain` as plain text), then `done` with the whole reply (as the JSON answer), or `error`."""
         yield _sse("meta", {"mode": turn.reply.mode, "searched_for": turn.query if turn.rewritten else None})
@@ -384,7 +399,7 @@ class Api:
                 # A reply that is not generated comes in one delta, the whole text: its plain form is whole too.
                 plain = delta if turn.reply.mode == "generative" else turn.reply.plain_text
                 yield _sse("delta", {"text": delta, "plain": plain})
-            yield _sse("done", self._finished(turn, settings, started, base))
+            yield _sse("done", self._finished(turn, settings, started, base, source))
         except AnswerRefused as exc:
             yield _sse("error", {"error": str(exc), "status": 503})
         except AnswerStopped as exc:

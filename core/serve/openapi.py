@@ -97,6 +97,11 @@ OPENAPI = {
                                     },
                                     "collection": {"type": ["string", "array"]},
                                     "mode": {"enum": ["auto", "extractive", "generative"]},
+                                    "client": {
+                                        "enum": ["widget"],
+                                        "description": "The blog widget says so: its questions are logged as "
+                                        "from the widget, others as from the API.",
+                                    },
                                 },
                             }
                         }

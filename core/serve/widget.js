@@ -304,7 +304,7 @@
   }
 
   function askServer(question, turn, view) {
-    var body = { question: question, conversation: history() };
+    var body = { question: question, conversation: history(), client: "widget" };
     if (opt.collection) body.collection = opt.collection;
     var text = "";
     return fetch(api + "/api/ask", {

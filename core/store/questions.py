@@ -40,7 +40,7 @@ from core.store.schema import sql_str
 from core.store.tables import Store
 
 QUESTIONS = "questions"
-SOURCES = ("chat", "api", "cli")
+SOURCES = ("chat", "api", "widget", "cli")  # widget: the blog widget (the API, asked by widget.js)
 MAX_COMMENT_CHARS = 500
 # What readers are told while the log is on: the chat's footer and the widget (via GET /api/welcome)
 # show this one sentence, so the promise reads the same wherever a question is asked.

@@ -342,6 +342,12 @@ def test_questions_are_logged_without_the_client_and_take_feedback(client, table
     assert logged.posts == ("bees",) and logged.feedback == -1 and logged.comment == "Too short"
     address = client.session.headers["X-Forwarded-For"]
     assert address not in json.dumps(logged.to_json())  # nothing identifies the reader
+    # The widget says it is the widget, so the author can tell the blog's questions from other clients'.
+    widget = Client(client.base)  # an address of its own: the first client's questions are all counted
+    from_widget = ask(widget, {"question": "How are mites counted?", "client": "widget"}).json()
+    assert QuestionLog(Store(table)).get(from_widget["question_id"]).source == "widget"
+    wrong = ask(widget, {"question": "How are mites counted?", "client": "bot"})
+    assert wrong.status_code == 400 and '"client"' in wrong.json()["error"]
     unknown = client.request("POST", "/api/feedback", json={"question_id": "0" * 32, "up": True})
     assert unknown.status_code == 404 and "no such question" in unknown.json()["error"]
     bad = client.request("POST", "/api/feedback", json={"question_id": question_id, "up": "yes"})

@@ -171,7 +171,7 @@ def test_a_reader_asks_on_the_blog_and_keeps_the_conversation_across_pages(
         page.keyboard.press("Enter")
         page.get_by_text("Thank you: the author will see your comment.").wait_for()
         row = logged_row(widget_dir, "When does swarming season start?")
-        assert (row.source, row.feedback, row.comment) == ("api", 1, "More on swarm traps, please")
+        assert (row.source, row.feedback, row.comment) == ("widget", 1, "More on swarm traps, please")
         # The source opens the post on the blog at the quoted sentences (a text fragment).
         href = page.get_by_role("link", name="On Bees").first.get_attribute("href")
         assert href.startswith(f"{site}/bees.html#:~:text=")
