@@ -12,13 +12,10 @@ with core/answer/extractive.py and gates with core/answer/abstain.py, and prints
   included); 0 by construction, measured here rather than assumed;
 - token F1 against the reference "answer" of queries.jsonl (SQuAD's normalisation);
 - no-answer rate on topic (per question set) and off topic (per kind), with the shipped thresholds;
-- time per answer (extract_answer + judge, after retrieval), p50 and p95;
-- with --calibrate: per embedder, the thresholds a grid search picks (every English demo question
-  answered in every mode, then as many off-topic questions gated as possible, then the middle of the
-  best region), in-sample and two-fold held out (off-topic questions split by id parity: calibrated
-  on one half, measured on the other).
+- time per answer (extract_answer + judge, after retrieval), p50 and p95.
 
-No figure is asserted: it prints, for docs/answers.md and for choosing core/answer/abstain.py's thresholds.
+No figure is asserted: it prints, for docs/answers.md. The relevance bar's thresholds are chosen by
+`inkwell calibrate` (core/evaluate/calibrate.py), not here.
 """
 
 from __future__ import annotations
@@ -30,7 +27,6 @@ import os
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,19 +37,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from core.answer.abstain import Signals, Thresholds, decide, judge, signals
+from core.answer.abstain import Signals, judge, signals
 from core.answer.extractive import MAX_HITS, ExtractiveAnswer, extract_answer
 from core.config import BUILTIN_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL, Settings
 from core.embed import get_embedder
 from core.evaluate import evidence_found, percentile
-from core.evaluate.answers import token_f1
+from core.evaluate.answers import invented_share, token_f1
 from core.ingest import ingest_posts
 from core.models import Hit
 from core.parse import parse_paths
 from core.profiles import entries, profile_for
 from core.search import search
 from core.store import Store
-from core.text.words import content_forms
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "data" / "demo"
@@ -160,17 +155,6 @@ def run(model: str, modes: list[str], tmp: Path) -> list[Row]:
 # Figures ----------------------------------------------------------------------------------------------
 
 
-def invented_share(answer: ExtractiveAnswer, hits: list[Hit]) -> float:
-    """Share of the answer's content words (frame included) that occur in no hit's text or title."""
-    words = content_forms(answer.text)
-    if not words:
-        return 0.0
-    known: set[str] = set()
-    for hit in hits:
-        known |= content_forms(f"{hit.title} {hit.text}")
-    return len(words - known) / len(words)
-
-
 def body(answer: ExtractiveAnswer) -> str:
     return " ".join(q.text for q in answer.sentences)
 
@@ -212,7 +196,12 @@ def report(rows: list[Row]) -> None:
         print(f"  off topic: no answer {rate([not r.answered for r in off])}  ({per_kind})")
         passed = [f"{r.id}({r.signals.similarity:.2f})" for r in off if r.answered]
         print(f"    answered: {' '.join(passed) or 'none'}")
-        invented = [invented_share(r.answer, r.hits) for r in group if not r.answer.empty]
+        # core/evaluate's measure, over the answer with its frame and every hit's title and text
+        invented = [
+            invented_share(r.answer.text, [f"{h.title} {h.text}" for h in r.hits]) or 0.0
+            for r in group
+            if not r.answer.empty
+        ]
         words = [r.answer.words for r in group if r.on_topic and not r.answer.empty]
         seconds = [r.seconds * 1000 for r in group]
         cpu = [r.cpu_seconds * 1000 for r in group]
@@ -224,108 +213,10 @@ def report(rows: list[Row]) -> None:
         )
 
 
-# Calibration ------------------------------------------------------------------------------------------
-
-
-def grid() -> list[Thresholds]:
-    steps = np.round(np.arange(0.15, 0.851, 0.025), 3)
-    return [
-        Thresholds(float(high), float(low), missing, 0.0)
-        for high in steps
-        for low in steps
-        if low <= high
-        for missing in (0.0, 0.25, 0.34, 0.5, 1.0)
-    ]
-
-
-def calibrate(rows: list[Row], off_ids: set[str]) -> tuple[Thresholds, dict]:
-    """Thresholds for one embedder's rows (every mode), calibrated against the off-topic `off_ids`.
-
-    Same-language questions: every English demo question must be answered in every mode; then the
-    most off-topic questions gated. Questions in another language than the posts (`cross_language`):
-    the demo's own q13-q15 must be answered in every mode; then off-topic questions gated minus
-    translated on-topic questions refused. Each time the point nearest the middle of the best region.
-    """
-    same = [r for r in rows if not r.signals.other_language and (r.set == "en" or r.id in off_ids)]
-
-    def score(t: Thresholds) -> int | None:
-        gated = 0
-        for r in same:
-            ok, _ = decide(r.signals, t)
-            if r.on_topic and not ok:
-                return None
-            gated += not r.on_topic and not ok
-        return gated
-
-    best, region = _best_region(grid(), score)
-    other = [r for r in rows if r.signals.other_language and (r.on_topic or r.id in off_ids)]
-
-    def cross_score(t: Thresholds) -> int | None:
-        refused = [r for r in other if not decide(r.signals, t)[0]]
-        if any(r.set == "en" for r in refused):
-            return None
-        return sum(not r.on_topic for r in refused) - sum(r.on_topic for r in refused)
-
-    steps = np.round(np.arange(0.0, 0.851, 0.025), 3)
-    cross = [Thresholds(best.similarity, best.supported, best.max_missing, float(c)) for c in steps]
-    chosen, cross_region = _best_region(cross, cross_score)
-    return chosen, {"gated": score(chosen), "region": len(region), "cross_region": len(cross_region)}
-
-
-def _best_region(points: list[Thresholds], score) -> tuple[Thresholds, list[Thresholds]]:
-    scored = [(s, p) for p in points if (s := score(p)) is not None]
-    if not scored:
-        raise SystemExit("no thresholds answer every English demo question")
-    top = max(s for s, _ in scored)
-    region = [p for s, p in scored if s == top]
-    centre = np.mean([_vector(p) for p in region], axis=0)
-    return min(region, key=lambda p: float(np.sum((_vector(p) - centre) ** 2))), region
-
-
-def _vector(t: Thresholds) -> np.ndarray:
-    return np.array([t.similarity, t.supported, t.max_missing, t.cross_language])
-
-
-def gated_share(rows: list[Row], t: Thresholds, ids: set[str]) -> tuple[int, int]:
-    off = [r for r in rows if not r.on_topic and r.id in ids]
-    return sum(not decide(r.signals, t)[0] for r in off), len(off)
-
-
-def calibration_report(rows: list[Row]) -> None:
-    print("\n== calibration (thresholds per embedder, over all modes)")
-    for model in dict.fromkeys(r.model for r in rows):
-        mine = [r for r in rows if r.model == model]
-        off_ids = {r.id for r in mine if not r.on_topic}
-        odd = {i for i in off_ids if int(i.lstrip("o")) % 2}
-        chosen, info = calibrate(mine, off_ids)
-        got, total = gated_share(mine, chosen, off_ids)
-        print(f"  {model}: {chosen} gates {got}/{total} off-topic rows in sample; {info}")
-        held = []
-        for train, test in ((odd, off_ids - odd), (off_ids - odd, odd)):
-            t, _ = calibrate(mine, train)
-            g, n = gated_share(mine, t, test)
-            held.append((g, n))
-            print(f"    fold: calibrated on {len(train)} ids → {t}; held-out off-topic gated {g}/{n}")
-        g, n = map(sum, zip(*held, strict=True))
-        print(f"    two-fold held-out off-topic no-answer: {g}/{n} = {g / n:.2f}")
-        by_kind: dict[str, list[bool]] = defaultdict(list)
-        for r in mine:
-            if not r.on_topic:
-                by_kind[r.kind].append(not decide(r.signals, chosen)[0])
-        on = [r for r in mine if r.on_topic]
-        print(
-            f"    with these: on-topic no answer {rate([not decide(r.signals, chosen)[0] for r in on])}; "
-            + "  ".join(f"{k} {rate(by_kind[k])}" for k in KINDS)
-        )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated: MiniLM,e5")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: hybrid,dense,fts")
-    parser.add_argument(
-        "--calibrate", action="store_true", help="also search thresholds (in and out of sample)"
-    )
     args = parser.parse_args()
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -333,9 +224,7 @@ def main() -> None:
             rows += run(model, args.modes.split(","), Path(tmp))
     report(rows)
     shipped = {e.model_id: profile_for(e.model_id).bar for e in entries() if e.backend != "openai"}
-    print(f"\nshipped thresholds (model profiles): {shipped}")
-    if args.calibrate:
-        calibration_report(rows)
+    print(f"\nshipped thresholds (model profiles): {shipped}; to choose them: inkwell calibrate")
 
 
 if __name__ == "__main__":

@@ -14,12 +14,9 @@ and the rule with and without the unknown-details check, broken down by kind. A 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
-from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -29,104 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from core.answer import grounding
 from core.config import Settings
-from core.embed import embedder_for_store
-from core.ingest import ingest_posts
-from core.parse import parse_paths
+from core.evaluate.grounding_check import by_kind, flags, load_labels, measure, scores, sweep
 from core.profiles import profile_for
-from core.search.retrieve import to_hit
-from core.store import Store
-
-ROOT = Path(__file__).resolve().parents[1]
-LABELS = ROOT / "data" / "demo" / "eval" / "grounding.jsonl"
-POSTS = ROOT / "data" / "demo" / "posts"
-
-
-@dataclass
-class Item:
-    id: str
-    kind: str
-    supported: bool
-    similarity: float
-    overlap: float
-    unknown: list[str]
-
-
-def load_labels(path: Path = LABELS) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def measure(settings: Settings, labels: list[dict]) -> list[Item]:
-    """Ingest the posts the labels refer to, then run the check on each labelled sentence."""
-    needed = {p for row in labels for p in row["posts"]}
-    ingest_posts([p for p in parse_paths([POSTS]).posts if p.post_id in needed], settings)
-    store = Store(settings.data_dir)
-    embedder = embedder_for_store(settings, store.model_id())
-    items = []
-    for row in labels:
-        hits = [to_hit(c, i + 1) for p in row["posts"] for i, c in enumerate(store.list_chunks(p))]
-        if not hits:
-            raise SystemExit(f"{row['id']}: no chunks for {row['posts']}")
-        result = grounding.check_grounding(row["sentence"], hits, embedder).sentences[0]
-        items.append(
-            Item(
-                row["id"],
-                row["kind"],
-                row["supported"],
-                result.similarity,
-                result.overlap,
-                result.unknown_details,
-            )
-        )
-    return items
-
-
-def flags(items: list[Item], sim: float, overlap: float, details: bool) -> np.ndarray:
-    """True where the rule marks the sentence unsupported."""
-    return np.array(
-        [not ((i.similarity >= sim or i.overlap >= overlap) and not (details and i.unknown)) for i in items]
-    )
-
-
-def scores(items: list[Item], flagged: np.ndarray) -> dict[str, float]:
-    truth = np.array([not i.supported for i in items])
-    tp = int((flagged & truth).sum())
-    precision = tp / max(1, int(flagged.sum()))
-    recall = tp / max(1, int(truth.sum()))
-    f1 = 2 * precision * recall / max(1e-9, precision + recall)
-    false_alarms = int((flagged & ~truth).sum()) / max(1, int((~truth).sum()))
-    return {
-        "precision": precision,
-        "recall": recall,
-        "f1": f1,
-        "false_alarm": false_alarms,
-        "accuracy": float((flagged == truth).mean()),
-    }
-
-
-def sweep(items: list[Item], details: bool) -> tuple[float, float, dict[str, float]]:
-    best: tuple[float, float, dict[str, float]] | None = None
-    for sim in np.arange(0.40, 0.951, 0.025):
-        for overlap in np.arange(0.30, 1.001, 0.05):
-            result = scores(items, flags(items, sim, overlap, details))
-            key = (round(result["f1"], 4), round(-result["false_alarm"], 4), sim, overlap)
-            if best is None or key > (
-                round(best[2]["f1"], 4),
-                round(-best[2]["false_alarm"], 4),
-                best[0],
-                best[1],
-            ):
-                best = (float(sim), float(overlap), result)
-    assert best is not None
-    return best
-
-
-def by_kind(items: list[Item], flagged: np.ndarray) -> str:
-    right: dict[str, list[bool]] = defaultdict(list)
-    for item, flag in zip(items, flagged, strict=True):
-        right[item.kind].append(flag != item.supported)
-    return ", ".join(f"{k} {sum(v)}/{len(v)}" for k, v in sorted(right.items()))
 
 
 def line(name: str, result: dict[str, float]) -> str:

@@ -177,9 +177,9 @@ def test_a_number_the_posts_give_for_something_else_is_unsupported(embedder):
 
 @pytest.mark.slow  # ~85 s: ingests the demo and embeds every labelled sentence
 def test_labelled_set_flags_inventions_without_flagging_the_authors_words(tmp_path):
-    """The check on data/demo/eval/grounding.jsonl (bench/grounding.py measures the same set)."""
-    from bench.grounding import flags, load_labels, measure, scores
+    """The check on data/demo/eval/grounding.jsonl (core/evaluate/grounding_check.py; bench/grounding.py prints it)."""
     from core.config import Settings
+    from core.evaluate.grounding_check import flags, load_labels, measure, scores
     from core.profiles import profile_for
 
     settings = Settings.load({"data_dir": tmp_path / "db"}, environ={})
