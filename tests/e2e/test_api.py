@@ -223,6 +223,7 @@ def test_a_generated_answer_streams_from_the_model(client, model):
         ({"question": "Bees?", "conversation": [{"role": "system", "content": "x"}]}, 400, "role"),
         ({"question": "Bees?", "mode": "poetry"}, 400, "mode"),
         ({"question": "Bees?", "collection": 7}, 400, "collection"),
+        ({"question": "Bees?", "collection": "recipe"}, 400, 'No collection named "recipe"'),  # a typo
         ({"question": "x" * 1001}, 413, "1,000"),
         ({"question": "Bees?", "padding": "x" * 70_000}, 413, "64 KB"),
         ("[" * 30_000 + "]" * 30_000, 400, "nested too deeply"),  # was a RecursionError: 500
@@ -433,3 +434,9 @@ def test_with_every_slot_taken_a_follow_up_is_joined_not_rewritten_by_the_model(
         assert len(model.chat_requests) == 1  # no rewrite asked of the busy model
     finally:
         slow.join(timeout=120)
+
+
+def test_a_known_collection_narrows_the_search(client):
+    reply = ask(Client(client.base), {"question": "How is the starter fed?", "collection": "recipes"})
+    assert reply.status_code == 200, reply.text
+    assert [s["post_id"] for s in reply.json()["sources"]] == ["bread"]
