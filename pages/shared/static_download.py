@@ -1,7 +1,8 @@
 """The Ingest page's "Static site" expander: **Build static site** writes `inkwell export --static` into a
 temporary folder (core/publish), zips it and offers it as inkwell-static.zip with its size; what
 core/publish refuses (a table it cannot serve, no posts, the browser runtime not installed) is shown as
-its own message. The zip stays in the session until the next build, so a download does not rebuild."""
+its own message; with the zip, the tag of the static widget for the blog's template. The zip stays in
+the session until the next build, so a download does not rebuild."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from core.publish import ZIP_NAME, ModelExportError, StaticExportError, static_z
 from pages.shared.state import KNOWN_ERRORS
 from pages.shared.text import md_escape
 
-BUILT = "static_zip"  # session state: (zip bytes, what was built)
+BUILT = "static_zip"  # session state: (zip bytes, what was built, the static widget's tag)
 REFUSED = "static_refused"  # session state: the last build's refusal
 
 
@@ -30,8 +31,13 @@ def static_site_section(settings: Settings) -> None:
     if refused:
         st.error(refused)
     elif built:
-        data, note = built
+        data, note, tag = built
         st.caption(md_escape(note))
+        st.caption(
+            "On your blog, the widget answers from the same folder with no server: serve it at /ask/ "
+            "(or change the path) and paste this tag into the template."
+        )
+        st.code(tag, language="html")
         st.download_button(
             f"Download {ZIP_NAME} ({_megabytes(len(data))})",
             data,
@@ -61,6 +67,7 @@ def _build(settings: Settings) -> None:
         data,
         f"Built from {report.chunks:,} chunks in {report.seconds:.0f} s: {len(report.sizes)} files, "
         f"{_megabytes(report.total_bytes)} unpacked, {_megabytes(len(data))} zipped.",
+        report.widget_tag,
     )
 
 

@@ -72,6 +72,10 @@ def test_build_static_site_offers_a_zip_of_the_page_data_and_model(projects, mon
     chunks = Store(projects).counts()[1]
     assert index["counts"]["chunks"] == chunks
     assert any(f"Built from {chunks:,} chunks" in t for t in shown(at.caption)), shown(at.caption)
+    # The static widget's tag for the blog's template, pointing at the folder's widget.js.
+    (tag,) = [c.value for c in at.code if "data-static" in c.value]  # the Share section has the server's
+    assert tag.startswith('<script src="/ask/widget.js"') and "data-static" in tag
+    assert "widget.js" in names and "data/welcome.json" in names
 
 
 def test_an_empty_table_is_refused_with_its_message(tmp_path, monkeypatch):
