@@ -8,7 +8,8 @@
         site.url("/feed.xml")                                # http://127.0.0.1:PORT/feed.xml
 
 Conditional requests are honoured: a GET whose If-None-Match names the page's current ETag gets a 304.
-`site.requests` records (path, headers) of every request; `site.hits(path)` counts one path's.
+`site.requests` records (path, headers) of every request, `site.times` (path, time.monotonic()); `site.hits(path)`
+counts one path's.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class SiteServer:
     def __init__(self) -> None:
         self.resources: dict[str, Resource] = {}
         self.requests: list[tuple[str, dict[str, str]]] = []
+        self.times: list[tuple[str, float]] = []  # (path, time.monotonic()) of every request, in order
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _handler(self))
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -98,6 +100,7 @@ def _handler(site: SiteServer) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             with site._lock:
                 site.requests.append((self.path, dict(self.headers)))
+                site.times.append((self.path, time.monotonic()))
                 found = site.resources.get(self.path)
             if found is None:
                 self._send(404, b"not found", "text/plain")

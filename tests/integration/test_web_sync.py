@@ -4,6 +4,7 @@ pruned), and each hostile input refused by name while the rest of the batch goes
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 import time
@@ -13,7 +14,7 @@ from click.testing import CliRunner
 
 from core.cli import main
 from core.ingest.web import Fetcher, ingest_url
-from core.ingest.web.fetch import USER_AGENT
+from core.ingest.web.fetch import USER_AGENT, host_of
 from core.ingest.web.read import read_source
 from core.store import Store
 from core.store.sources import Source, Sources
@@ -456,3 +457,52 @@ def test_ingest_page_adds_a_source_and_syncs_it_with_prune(tmp_path, monkeypatch
     assert any("1 updated" in t and "1 removed" in t for t in shown), shown
     assert any(t.startswith("Removed: chisels") for t in texts(at.info)), texts(at.info)
     assert set(stored(db)) == {"lathe"} and "variable speed" in stored(db)["lathe"]["raw"]
+
+
+def test_a_site_root_is_read_through_robots_sitemap_index_and_a_gzipped_sitemap(tmp_path):
+    """A site's root: the sitemap robots.txt names, an index of sitemaps, one of them gzipped; every
+    listed page of the host goes in, and the root is remembered as a site."""
+    import gzip
+
+    db = tmp_path / "db"
+    with SiteServer() as site:
+        site.add(
+            "/robots.txt",
+            f"User-agent: *\nAllow: /\nSitemap: {site.url('/sitemap_index.xml')}\n",
+            "text/plain",
+        )
+        site.add(
+            "/sitemap_index.xml",
+            '<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            f"<sitemap><loc>{site.url('/posts-sitemap.xml.gz')}</loc></sitemap>"
+            f"<sitemap><loc>{site.url('/pages-sitemap.xml')}</loc></sitemap></sitemapindex>",
+            "application/xml",
+        )
+        posts = sitemap(site, "/posts/dovetails/", "/posts/finishes/")
+        site.add("/posts-sitemap.xml.gz", gzip.compress(posts.encode()), "application/gzip")
+        site.add("/pages-sitemap.xml", sitemap(site, "/about/"), "application/xml")
+        site.page("/posts/dovetails/", page("Dovetails", "I cut the tails first, with a fine dovetail saw."))
+        site.page("/posts/finishes/", page("Finishes", "Shellac first, then a paste wax buffed by hand."))
+        site.page("/about/", page("About", "I am a furniture maker in a small Vermont town."))
+        site.page("/", page("Home", "Welcome to the shop."))
+        result = run("ingest", site.url("/"), data_dir=db)
+    assert result.exit_code == 0, result.output
+    rows = stored(db)
+    assert {"dovetails", "finishes", "about"} <= set(rows), sorted(rows)
+    assert "fine dovetail saw" in rows["dovetails"]["raw"]
+    assert {s.url: s.kind for s in Sources(Store(db)).all()} == {site.url("/"): "site"}
+
+
+def test_a_robots_crawl_delay_spaces_the_requests_out():
+    with SiteServer() as site:
+        site.add(
+            "/robots.txt", "User-agent: *\nCrawl-delay: 1\n", "text/plain"
+        )  # whole seconds (robotparser)
+        for name in ("one", "two", "three"):
+            site.page(f"/{name}/", page(name.title(), f"The {name} post, about hand planes and chisels."))
+        fetcher = Fetcher(host_of(site.url("/")))
+        for name in ("one", "two", "three"):
+            fetcher.get(site.url(f"/{name}/"))
+        times = [t for path, t in site.times if path != "/robots.txt"]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+    assert len(gaps) == 2 and min(gaps) >= 0.95, gaps  # a lower bound: a busy machine only adds to it
