@@ -28,12 +28,13 @@ profile's `scorer` (core/profiles), of
 A sentence right after a signpost, one that announces it ("His teaching method, as far as I can
 reconstruct it, has three steps:", "Here is what I use now."), takes the signpost's similarity when
 that is higher: the signpost names the topic, the sentence after it is the answer ("He does the thing
-once, slowly, without explaining.").
+once, slowly, without explaining."). Likewise a sentence followed on its line by one too short to quote
+alone ("Black cherry, $6.25 a board foot. My favorite indoor wood.") takes that one's similarity.
 
 The answer is then a passage, the author's own words as written: the best-scored sentence with what
 belongs to it, in the order written. A sentence that opens by pointing back ("This is why…", "He…",
-"But…") brings the one before it; a line of a list brings the list's lead-in (a line ending in a colon
-before its paragraph); then the sentences after it follow, across paragraph breaks and into the post's
+"But…") brings the one before it; a line of a list brings the list's lead-in (the sentence just before
+the list); then the sentences after it follow, across paragraph breaks and into the post's
 next chunk when retrieval brought it, until MAX_WORDS. A second post's passage follows only when that
 post's best sentence scores within the profile's `passage.second_post_gap` of the first and is no
 near-duplicate of it (raw cosine below `passage.near_duplicate`). Nothing is glued across a gap: the
@@ -273,16 +274,16 @@ def extract_answer(
     # A sentence announcing what follows ("His teaching method has three steps:") lends the next its
     # closeness to the question: the answer is what it announces.
     langs = chunk_languages(hits[:MAX_HITS])
-    for i, sim in _signposts(units, langs, embedder, q_vector, scale):
-        k = position_of.get(i + 1)
-        if k is not None and units[i + 1].hit == units[i].hit:
-            similarity[k] = max(similarity[k], sim)
-    # A sentence too short to quote alone ("My favorite indoor wood.") lends its closeness to the one
-    # before it on its line ("Black cherry, $6.25 a board foot."), with which the passage quotes it.
-    for i, sim in _short_ones(units, hits[:MAX_HITS], embedder, q_vector, scale):
-        k = position_of.get(i)
-        if k is not None:
-            similarity[k] = max(similarity[k], sim)
+    # A sentence lends its closeness to the question to the one it belongs with, when that is higher: a
+    # signpost ("His teaching method has three steps:") to the sentence it announces, a sentence too short
+    # to quote alone ("My favorite indoor wood.") to the one before it on its line, quoted with it.
+    lenders = _lenders(units, hits[:MAX_HITS], langs)
+    if lenders:
+        lent = passage_vectors.embed(embedder, [units[i].text for i, _ in lenders]) @ q_vector
+        for (_, receiver), cosine in zip(lenders, lent, strict=True):
+            k = position_of.get(receiver)
+            if k is not None:
+                similarity[k] = max(similarity[k], rescale(float(cosine), scale))
     scores = cheap + w.similarity * similarity
 
     picked = _passages(units, hits[:MAX_HITS], langs, candidates, scores, vectors, max_words, profile.passage)
@@ -350,38 +351,18 @@ def is_signpost(sentence: str, lang: Language = ENGLISH) -> bool:
     return sentence.endswith(":") or lang.announces(sentence)
 
 
-def _signposts(
-    units: list[_Unit],
-    langs: Sequence[Language],
-    embedder: Embedder,
-    q_vector: np.ndarray,
-    scale: tuple[float, float],
-) -> list[tuple[int, float]]:
-    """(unit index, similarity to the question) of every signpost among the units."""
-    found = [i for i, u in enumerate(units) if is_signpost(u.text, langs[u.hit])]
-    if not found:
-        return []
-    vectors = passage_vectors.embed(embedder, [units[i].text for i in found])
-    return [(i, rescale(float(c), scale)) for i, c in zip(found, vectors @ q_vector, strict=True)]
+def _lenders(units: list[_Unit], hits: Sequence[Hit], langs: Sequence[Language]) -> list[tuple[int, int]]:
+    """(lender, receiver) unit indexes: each signpost and the next unit of its chunk, and each sentence
+    that `lends_back` and the readable unit before it on its line (`_lent_to`)."""
+    pairs = [
+        (i, i + 1)
+        for i, unit in enumerate(units[:-1])
+        if units[i + 1].hit == unit.hit and is_signpost(unit.text, langs[unit.hit])
+    ]
+    return pairs + [(i, host) for i, host in enumerate(_lent_to(units, hits)) if host is not None]
 
 
-def _short_ones(
-    units: list[_Unit],
-    hits: Sequence[Hit],
-    embedder: Embedder,
-    q_vector: np.ndarray,
-    scale: tuple[float, float],
-) -> list[tuple[int, float]]:
-    """(unit index, similarity to the question) for each readable unit followed on its line by a
-    sentence that `lends_back`, with that sentence's similarity (the best, when there are several)."""
-    pairs = [(host, i) for i, host in enumerate(lent_to(units, hits)) if host is not None]
-    if not pairs:
-        return []
-    vectors = passage_vectors.embed(embedder, [units[i].text for _, i in pairs])
-    return [(host, rescale(float(c), scale)) for (host, _), c in zip(pairs, vectors @ q_vector, strict=True)]
-
-
-def lent_to(units: Sequence[_Unit], hits: Sequence[Hit]) -> list[int | None]:
+def _lent_to(units: Sequence[_Unit], hits: Sequence[Hit]) -> list[int | None]:
     """For each unit that `lends_back`, the readable unit before it on the same line of its chunk (the
     one it is read with); None for the others and for one with no readable unit before it there."""
     out: list[int | None] = [None] * len(units)
