@@ -336,10 +336,12 @@ class Api:
 
         def turn() -> Turn:
             store = shared_store(settings)
-            unknown = sorted(set(asked.collections or ()) - set(store.collections()))
-            if unknown:  # a widget's mistyped data-collection would otherwise decline every question
-                known = ", ".join(store.collections()) or "none yet"
-                raise ApiError(400, f'No collection named "{unknown[0]}" (the collections: {known}).')
+            if asked.collections:
+                known = store.collections()
+                unknown = sorted(set(asked.collections) - set(known))
+                if unknown:  # a widget's mistyped data-collection would otherwise decline every question
+                    names = ", ".join(known) or "none yet"
+                    raise ApiError(400, f'No collection named "{unknown[0]}" (the collections: {names}).')
             # As the chat: with every answer slot taken, a model rewrite of a follow-up would wait for the
             # model outside the queue, so the follow-up is joined to the question before it instead.
             gate = shared_gate(settings).status()
