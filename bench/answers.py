@@ -47,7 +47,7 @@ from core.ingest import ingest_posts
 from core.models import Hit
 from core.parse import parse_paths
 from core.profiles import entries, profile_for
-from core.search import search
+from core.search import bar_for_table, search
 from core.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,6 +118,7 @@ def run(model: str, modes: list[str], tmp: Path) -> list[Row]:
     report = ingest_posts(parse_paths([DEMO / "posts"]).posts, settings, store=store, embedder=embedder)
     print(f"{model}: {report.summary()}", flush=True)
     english = {q["id"]: q for q in load(EVAL / "queries.jsonl")}
+    bar = bar_for_table(store, embedder)  # the profile's bar on this table's floor, as readers get it
     rows = []
     for mode in modes:
         for name, q in questions():
@@ -127,7 +128,7 @@ def run(model: str, modes: list[str], tmp: Path) -> list[Row]:
                 hits = []
             started, cpu = time.perf_counter(), time.process_time()
             answer = extract_answer(q["text"], hits, embedder)
-            verdict = judge(q["text"], hits, answer, embedder=embedder)
+            verdict = judge(q["text"], hits, answer, bar, embedder=embedder)
             seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
             evidence = q.get("evidence") or ()
             rows.append(

@@ -28,7 +28,7 @@ from core.answer.owner import (
 )
 from core.config import ConfigError, Settings
 from core.llm import LLMError
-from core.search import route_and_search
+from core.search import bar_for_table, route_and_search
 from core.search.starters import suggest_starters
 from pages import shared
 from pages.shared.state import read_secrets
@@ -193,6 +193,7 @@ if st.button("Preview", icon=":material/visibility:") and question.strip():
         embedder = shared.get_embedder_cached(preview)
         with st.spinner("Searching the posts…"):
             _, retrieval = route_and_search(question, preview, store=store, embedder=embedder)
+            bar = bar_for_table(store, embedder)
     except shared.KNOWN_ERRORS as exc:
         st.error(f"Cannot preview: {md(exc)}")
         st.stop()
@@ -204,7 +205,7 @@ if st.button("Preview", icon=":material/visibility:") and question.strip():
         with column:
             st.markdown(f"**{'The author’s own sentences' if mode == 'extractive' else 'Generated answer'}**")
             try:
-                answered = reply(question, retrieval.hits, preview, embedder, mode=mode)
+                answered = reply(question, retrieval.hits, preview, embedder, mode=mode, bar=bar)
                 text = "".join(answered)
             except (LLMError, *shared.KNOWN_ERRORS) as exc:
                 st.error(f"Could not answer: {md(exc)}")

@@ -42,6 +42,7 @@ from core.config import ANSWER_MODES, Settings
 from core.embed import Embedder, cross_lingual
 from core.llm import LLMError
 from core.models import Hit
+from core.profiles import Bar
 from core.text import UNDETERMINED, detect_language, language_name, languages_differ
 from core.text.fragments import fragment_link
 from core.text.languages import LANGUAGES
@@ -238,6 +239,7 @@ def reply(
     history: list[dict] | None = None,
     mode: str | None = None,
     query: str | None = None,
+    bar: Bar | None = None,
 ) -> Reply:
     """Decide how to answer `question` from `hits` and prepare the reply (a generated one streams when
     iterated). The extractive candidates are scored in every mode: they are what the relevance bar is
@@ -245,14 +247,15 @@ def reply(
 
     `query` is what was searched for when it differs from the question (a follow-up made standalone, a
     translation): sentences are scored and the bar judged against it; the model still sees the question
-    (and `history`), and a fixed reply is in the question's language.
+    (and `history`), and a fixed reply is in the question's language. `bar` is the relevance bar on the
+    table's floor (`bar_for_table`; None: the model profile's as it is).
     """
     started = time.perf_counter()
     hits = list(hits)
     chosen = resolve_mode(settings, mode)
     searched = query if query and query.strip() else question
     extracted = extract_answer(searched, hits, embedder)
-    verdict = judge(searched, hits, extracted, embedder=embedder)
+    verdict = judge(searched, hits, extracted, bar, embedder=embedder)
     if not verdict.answer and searched == question and (language := cannot_read(question, hits, embedder)):
         # Only English posts are told apart by an English-only model: a reply in the question's language
         # says so, since "I haven't written about that" would be a guess.

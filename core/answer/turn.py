@@ -28,7 +28,8 @@ from core.answer.reply import Reply, reply
 from core.config import Settings
 from core.embed import Embedder
 from core.llm import LLMError
-from core.search import Retrieval, Route, route_and_search
+from core.profiles import Bar
+from core.search import Retrieval, Route, bar_for_table, route_and_search
 from core.store import Store
 
 # What a reader is told when a step was skipped (the error itself is for the owner).
@@ -51,6 +52,7 @@ class Searched:
     retrieval: Retrieval
     history: list[dict] = field(default_factory=list)
     skipped: dict[str, LLMError] = field(default_factory=dict)
+    bar: Bar | None = None  # the relevance bar on the searched table's floor (None: the profile's as is)
 
     @property
     def rewritten(self) -> bool:
@@ -73,6 +75,7 @@ class Searched:
             history=self.history,
             mode=mode,
             query=self.query,
+            bar=self.bar,
         )
 
 
@@ -144,7 +147,7 @@ def search_turn(
         embedder=embedder,
         chosen=None if collections is None else list(collections),
     )
-    return Searched(question, query, decision, retrieval, turns, skipped)
+    return Searched(question, query, decision, retrieval, turns, skipped, bar_for_table(store, embedder))
 
 
 def take_turn(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -13,10 +15,25 @@ from core.cli.output import MULTILINE, echo, print_json, safe
 
 @command(main, "calibrate")
 @click.option(
+    "--set",
+    "corpora",
+    multiple=True,
+    nargs=3,
+    type=click.Path(exists=True),
+    metavar="POSTS QUERIES OFF_TOPIC",
+    help="Another corpus to calibrate on: its posts, a JSONL of questions they answer and one of questions "
+    "they do not (repeatable; each goes into a scratch table).",
+)
+@click.option(
+    "--no-floor",
+    "no_floor",
+    is_flag=True,
+    help="A bar that stays put on every table (default: it moves with each table's floor).",
+)
+@click.option(
     "--queries",
     "queries",
     multiple=True,
-    required=True,
     type=click.Path(exists=True, dir_okay=False),
     help="JSONL of questions the posts answer ({id, text}; repeatable).",
 )
@@ -24,7 +41,6 @@ from core.cli.output import MULTILINE, echo, print_json, safe
     "--off-topic",
     "off_topic",
     multiple=True,
-    required=True,
     type=click.Path(exists=True, dir_okay=False),
     help="JSONL of questions the posts do not answer (repeatable).",
 )
@@ -40,6 +56,8 @@ from core.cli.output import MULTILINE, echo, print_json, safe
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def calibrate_cmd(
+    corpora: tuple[tuple[str, str, str], ...],
+    no_floor: bool,
     queries: tuple[str, ...],
     off_topic: tuple[str, ...],
     posts_path: str | None,
@@ -48,13 +66,14 @@ def calibrate_cmd(
     as_json: bool,
     data_dir: str | None,
 ) -> None:
-    """Calibrate the relevance bar: decline at most 3% of --queries, then as many --off-topic as can be.
+    """Calibrate the relevance bar: decline at most 3% of the answerable questions (--queries, and each
+    --set's), then as many off-topic ones as can be.
 
     Never calibrate on a set you report figures for: keep a held-out set apart (docs/models.md).
     """
     from core.embed import embedder_for_store
-    from core.evaluate import load_queries, posts_table
-    from core.evaluate.calibrate import calibrate_bar, calibrated_profile, collect
+    from core.evaluate import posts_table
+    from core.evaluate.calibrate import calibrate_bar, calibrated_profile, choose_floor_weight, collect
     from core.profiles import find_entry, profile_for, save_profile
     from core.store import Store
 
@@ -70,20 +89,38 @@ def calibrate_cmd(
         raise click.ClickException(
             f"{embedder.model_id} has no registry entry to write a profile for: add one (docs/models.md)"
         )
-    store = posts_table(_posts(posts_path), settings, embedder=embedder) if posts_path else stored
-    if store.chunks is None:
-        raise click.ClickException("nothing is stored yet: ingest posts first (or give --posts)")
-    on = [q for path in queries for q in load_queries(path)]
-    off = [q for path in off_topic for q in load_queries(path)]
-    with click.progressbar(length=len(on) + len(off), label="Calibrating", file=sys.stderr) as bar:
+    if bool(queries) != bool(off_topic):
+        raise click.UsageError("--queries and --off-topic go together (or use --set)")
+    if not queries and not corpora:
+        raise click.UsageError("give --queries and --off-topic, or --set POSTS QUERIES OFF_TOPIC")
+    runs: list[tuple[Any, list[Any], list[Any]]] = []
+    if queries:
+        store = posts_table(_posts(posts_path), settings, embedder=embedder) if posts_path else stored
+        if store.chunks is None:
+            raise click.ClickException("nothing is stored yet: ingest posts first (or give --posts)")
+        runs.append((store, _questions(queries), _questions(off_topic)))
+    for posts, on_path, off_path in corpora:
+        work = settings.data_dir / "eval-tables" / f"calibrate-{len(runs)}"
+        store = posts_table(_posts(posts), settings, embedder=embedder, work_dir=work)
+        runs.append((store, _questions([on_path]), _questions([off_path])))
+    total = sum(len(on) + len(off) for _, on, off in runs)
+    samples = []
+    with click.progressbar(length=total, label="Calibrating", file=sys.stderr) as bar:
+        for store, on, off in runs:
+            start = bar.pos
 
-        def progress(done: int, total: int, message: str) -> None:
-            bar.update(done - bar.pos)
+            def progress(done: int, total: int, message: str, start: int = start) -> None:
+                bar.update(start + done - bar.pos)
 
-        samples = collect(on, off, settings, store=store, embedder=embedder, progress=progress)
+            samples += collect(on, off, settings, store=store, embedder=embedder, progress=progress)
     profile = profile_for(embedder.model_id)
-    result = calibrate_bar(samples, profile.bar)
-    updated = calibrated_profile(profile.replace(model_id=embedder.model_id), result, [*queries, *off_topic])
+    start, trials = profile.bar, []
+    if not no_floor and len(runs) >= 3:  # how far the bar moves with the floor, judged table by table
+        weight, trials = choose_floor_weight(samples, start)
+        start = dataclasses.replace(start, floor_weight=weight)
+    result = calibrate_bar(samples, start, floors=not no_floor)
+    sets = [*queries, *off_topic, *(path for corpus in corpora for path in corpus)]
+    updated = calibrated_profile(profile.replace(model_id=embedder.model_id), result, sets, trials)
     if write and entry is not None:
         save_profile(updated, entry.profile)
     if as_json:
@@ -105,10 +142,21 @@ def _summary(model_id: str, before: Any, profile: Any, written: bool, path: Any)
                 f"{group.replace('_', ' ')}: declines {t['on_topic_declined']}/{t['on_topic']} on topic, "
                 f"{t['off_topic_declined']}/{t['off_topic']} off topic"
             )
+    for trial in record.get("floor_weights", []):
+        lines.append(
+            f"floor weight {trial['weight']}: with each table left out, {trial['on_topic_declined']} answerable "
+            f"declined, {trial['off_topic_answered']} off-topic answered"
+        )
     if not record["met_target"]:
         lines.append("no bar declines at most 3% of the answerable questions: the fewest declines were taken")
     lines.append(f"written to {path}" if written else "not written (add --write)")
     return "\n".join(lines)
+
+
+def _questions(paths: Sequence[str]) -> list[Any]:
+    from core.evaluate import load_queries
+
+    return [q for path in paths for q in load_queries(path)]
 
 
 def _posts(path: str) -> list[Any]:

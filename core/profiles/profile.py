@@ -31,10 +31,30 @@ class Bar:
     # A missing question word whose nearest passage word (by the model's cosine, core/answer/near_words.py)
     # is at least this close counts as found; 1.0: only words as written (or stemmed) are found.
     word_match: float = 1.0
+    # The table floor the thresholds were calibrated at (core/search/floor.py); on another table
+    # `similarity` and `supported` move by `floor_weight` × (that table's floor − this), its floor first
+    # held within the floors calibrated on (`floor_low`..`floor_high`: no extrapolation). None: never move.
+    floor: float | None = None
+    floor_weight: float = 1.0
+    floor_low: float | None = None
+    floor_high: float | None = None
+
+    def on_floor(self, floor: float | None) -> Bar:
+        """The bar for a table whose floor is `floor` (unchanged when either floor is unknown), which
+        then stays put (its `floor` is None). The cross-language bar does not move: the probes are
+        English, so the floor says nothing across languages."""
+        if self.floor is None or floor is None:
+            return self
+        held = min(max(floor, self.floor_low if self.floor_low is not None else floor),
+                   self.floor_high if self.floor_high is not None else floor)  # fmt: skip
+        shift = self.floor_weight * (held - self.floor)
+        return dataclasses.replace(
+            self, similarity=self.similarity + shift, supported=self.supported + shift, floor=None
+        )
 
 
 # Bar fields a profile may leave out (they then keep Bar's default).
-OPTIONAL_BAR = ("word_match",)
+OPTIONAL_BAR = ("word_match", "floor", "floor_weight", "floor_low", "floor_high")
 
 
 @dataclass(frozen=True)
@@ -107,7 +127,9 @@ def profile_from_json(data: Any, source: str) -> ModelProfile:
     try:
         model_id = data["model_id"]
         bar_data = data["bar"]
-        optional = {k: _number(bar_data, k, source) for k in OPTIONAL_BAR if k in bar_data}
+        if not isinstance(bar_data, dict):
+            raise TypeError
+        optional = {k: _number(bar_data, k, source) for k in OPTIONAL_BAR if bar_data.get(k) is not None}
         bar = Bar(
             **{k: _number(bar_data, k, source) for k in _fields(Bar) if k not in OPTIONAL_BAR}, **optional
         )

@@ -44,7 +44,7 @@ from core.answer.reply import CANNOT_READ, NO_ANSWER
 from core.chunk import STOPWORDS
 from core.config import Settings
 from core.embed import Embedder, relevance_scale
-from core.profiles import profile_for
+from core.profiles import Bar, profile_for
 from core.search.retrieve import DENSE_WEIGHT
 from core.search.route import ROUTE_MARGIN
 from core.store import Store
@@ -213,8 +213,11 @@ def lexicon(chunks: Sequence[dict]) -> dict:
 # The whole index --------------------------------------------------------------------------------------
 
 
-def build_index(corpus: Corpus, embedder: Embedder, settings: Settings) -> tuple[dict, dict[str, bytes]]:
-    """The page's index (JSON-ready) and its binary files by name."""
+def build_index(
+    corpus: Corpus, embedder: Embedder, settings: Settings, bar: Bar | None = None
+) -> tuple[dict, dict[str, bytes]]:
+    """The page's index (JSON-ready) and its binary files by name; `bar` is the relevance bar on the
+    table's floor (core/search/floor.py; None: the model profile's as it is)."""
     sentences: dict[str, int] = {}
     headings: dict[str, int] = {}
     chunks = []
@@ -255,7 +258,7 @@ def build_index(corpus: Corpus, embedder: Embedder, settings: Settings) -> tuple
         "dim": dim,
         "counts": {"chunks": len(chunks), "sentences": len(sentences), "headings": len(headings)},
         "settings": _settings(settings),
-        "rules": _rules(corpus.model_id),
+        "rules": _rules(corpus.model_id, bar),
         "chunks": chunks,
         "bm25": bm25_index(corpus.chunks),
         "lexicon": lexicon(corpus.chunks),
@@ -277,9 +280,9 @@ def _settings(settings: Settings) -> dict:
     }
 
 
-def _rules(model_id: str) -> dict:
+def _rules(model_id: str, bar: Bar | None = None) -> dict:
     """The constants of core/answer and core/search that the page's port of them needs."""
-    bar = thresholds_for(model_id)
+    bar = bar or thresholds_for(model_id)
     profile = profile_for(model_id)
     weights = profile.scorer
     return {

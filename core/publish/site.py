@@ -29,6 +29,7 @@ from core.config import Settings
 from core.embed import embedder_for_store
 from core.publish.bundle import FTS_STOP_WORDS, build_index, read_corpus
 from core.publish.model import MAX_TOKENS, question_model, weights_dir
+from core.search import bar_for_table
 from core.store import Store
 
 SUPPORTED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -154,7 +155,7 @@ def export_static(settings: Settings, path: str | Path) -> StaticReport:
     vendor = runtime_files()  # before the slow parts: a missing runtime fails at once
     corpus = read_corpus(store)
     embedder = embedder_for_store(settings, model_id)
-    index, blobs = build_index(corpus, embedder, settings)
+    index, blobs = build_index(corpus, embedder, settings, bar_for_table(store, embedder))
     index["fts_stop_words"] = sorted(FTS_STOP_WORDS)
     index["max_tokens"] = MAX_TOKENS
     model = question_model(model_cache())

@@ -31,6 +31,7 @@ import regex
 
 from core.embed import Embedder, normalise_rows, relevance_scale, rescale
 from core.profiles import profile_for
+from core.search.floor import bar_for_table
 from core.search.posts import post_vectors
 from core.store import Store, StoreError
 from core.text import detect_language, function_words, stemmer_for
@@ -253,7 +254,7 @@ def _add_closest(topics: list[Topic], store: Store, embedder: Embedder) -> None:
     scale = relevance_scale(embedder.model_id)
     # The bar's lowest answering relevance: a post that close could answer the topic. Below it the
     # nearest post is just the least unrelated (chickens → a trestle table), which misleads the author.
-    floor = profile_for(embedder.model_id).bar.supported
+    floor = bar_for_table(store, embedder).supported
     chunks = np.asarray(views.chunk_vectors, dtype=np.float32)
     for topic in topics:
         if topic.centre is None:

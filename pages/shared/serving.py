@@ -23,6 +23,7 @@ import streamlit as st
 from core.answer.extractive import warm_up
 from core.config import Settings
 from core.embed import Embedder
+from core.search import table_floor
 from core.serve import URL_PARAM, AnswerGate, Conversations, Ticket, is_conversation_id, new_conversation_id
 from core.serve.conversations import FILE_NAME
 from core.serve.resources import shared_gate
@@ -118,6 +119,7 @@ def _stop_warming() -> None:
 def _warming(data_dir: str, chunks_version: int, model_id: str, _store: Store, _embedder: Embedder) -> Thread:
     def work() -> None:
         try:
+            table_floor(_store, _embedder)  # the bar's floor for this table version (core/search/floor.py)
             rows = _store.list_chunks(columns=["text", "title", "section"])
             warm_up(rows, _embedder, stop=_SHUTTING_DOWN.is_set)
         except Exception:  # a warm-up that fails only leaves answers as fast as without it
@@ -130,8 +132,9 @@ def _warming(data_dir: str, chunks_version: int, model_id: str, _store: Store, _
 
 
 def warm_answers(settings: Settings, store: Store, embedder: Embedder) -> None:
-    """Once per process and table version: embed the sentences answers quote from, in the background
-    (core/answer/extractive.py warm_up), so readers' answers need only their question's vector."""
+    """Once per process and table version: measure the table's floor and embed the sentences answers
+    quote from, in the background (core/answer/extractive.py warm_up), so readers' answers need only
+    their question's vector."""
     version = store.versions().chunks
     if version is not None:
         _warming(str(settings.data_dir), version, embedder.model_id, store, embedder)

@@ -1,0 +1,170 @@
+"""A table's floor and the relevance bar moved to it (core/search/floor.py, Bar.on_floor), and the
+calibration that writes the bar at its tables' floors and chooses how far it moves
+(core/evaluate/calibrate.py: on_floors, choose_floor_weight)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from core.answer.abstain import Signals
+from core.evaluate.calibrate import Sample, calibrate_bar, choose_floor_weight, tally
+from core.ingest import ingest_posts
+from core.models import Block, Post
+from core.profiles import Bar, load_profile, save_profile
+from core.profiles.profile import ModelProfile
+from core.search import bar_for_table, table_floor
+from core.search.floor import measure_floor
+from core.store import Store
+from tests.cli_support import corpus, run  # noqa: F401  (fixture)
+from tests.conftest import Settings
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def test_the_bar_moves_by_the_weighted_floor_difference_held_within_the_calibrated_floors():
+    bar = Bar(0.5, 0.3, 0.2, 0.1, 0.6, floor=0.17, floor_weight=3.0, floor_low=0.15, floor_high=0.19)
+    moved = bar.on_floor(0.16)
+    assert moved.similarity == pytest.approx(0.47) and moved.supported == pytest.approx(0.27)
+    assert (moved.max_missing, moved.cross_language, moved.word_match) == (0.2, 0.1, 0.6)
+    assert moved.floor is None and moved.on_floor(0.1) == moved  # moved once, it stays put
+    assert bar.on_floor(0.05).similarity == pytest.approx(0.5 + 3 * (0.15 - 0.17))  # not extrapolated
+    assert bar.on_floor(0.40).similarity == pytest.approx(0.5 + 3 * (0.19 - 0.17))
+    assert bar.on_floor(None) == bar
+    unmoored = Bar(0.5, 0.3, 0.2, 0.1)
+    assert unmoored.on_floor(0.05) == unmoored
+
+
+def test_a_profile_keeps_its_floor_and_one_without_reads_as_before(tmp_path: Path):
+    bar = Bar(0.5, 0.3, 0.2, 0.1, 0.6, floor=0.17, floor_weight=3.0, floor_low=0.15, floor_high=0.19)
+    save_profile(ModelProfile("test/model", bar), tmp_path / "p.json")
+    assert load_profile(tmp_path / "p.json").bar == bar
+    data = json.loads((tmp_path / "p.json").read_text())
+    for key in ("floor", "floor_weight", "floor_low", "floor_high"):
+        del data["bar"][key]
+    (tmp_path / "p.json").write_text(json.dumps(data))
+    assert load_profile(tmp_path / "p.json").bar == Bar(0.5, 0.3, 0.2, 0.1, 0.6)
+
+
+def _table(tmp_path: Path, name: str, paragraphs: list[str], embedder) -> Store:
+    settings = Settings.load({"data_dir": tmp_path / name}, environ={})
+    store = Store(settings.data_dir)
+    posts = [
+        Post(f"{name}-{i}", f"Post {i}", [Block(p)], raw=p, source=f"{name}-{i}.txt")
+        for i, p in enumerate(paragraphs)
+    ]
+    ingest_posts(posts, settings, store=store, embedder=embedder)
+    return store
+
+
+EVERYDAY = [
+    "We boiled eggs for six minutes, then made pancakes and coffee in the French press for breakfast.",
+    "Our flight from London to New York was cheap in March; Iceland in summer was the better trip.",
+    "The cat learned the litter box in a week. Dogs must never eat grapes, the vet told us.",
+    "I reset my email password again and finally installed the printer driver on Windows.",
+]
+ARCHAIC = [
+    "And the word of the Lord came unto the prophet, saying, Arise, go unto the city and cry against it.",
+    "Vanity of vanities, saith the Preacher; all is vanity, and vexation of spirit under the sun.",
+    "Wherefore, my beloved brethren, let every man be swift to hear, slow to speak, slow to wrath.",
+    "Then went the disciples unto their own home, and the multitude tarried by the sea until evening.",
+]
+
+
+def test_everyday_questions_come_closer_to_everyday_writing_than_to_archaic_prose(tmp_path, embedder):
+    """The floor measures the writing: the probes (everyday questions) come closer to a blog about
+    everyday things than to King James prose (0.107 against 0.082 with MiniLM: on four posts most
+    probes meet nothing of theirs), and the bar is lower on the archaic table."""
+    everyday = _table(tmp_path, "everyday", EVERYDAY, embedder)
+    archaic = _table(tmp_path, "archaic", ARCHAIC, embedder)
+    high, low = measure_floor(everyday, embedder), measure_floor(archaic, embedder)
+    assert high is not None and low is not None and high > low + 0.015, (high, low)
+    bar = Bar(0.5, 0.3, 0.0, 0.1, floor=(high + low) / 2, floor_low=low, floor_high=high)
+    assert bar.on_floor(low).similarity < bar.on_floor(high).similarity
+
+
+def test_a_tables_floor_is_measured_again_when_the_table_changes(tmp_path, embedder):
+    store = _table(tmp_path, "grows", ARCHAIC, embedder)
+    before = table_floor(store, embedder)
+    assert before == pytest.approx(measure_floor(store, embedder))
+    settings = Settings.load({"data_dir": tmp_path / "grows"}, environ={})
+    ingest_posts(
+        [Post("new", "New", [Block(p) for p in EVERYDAY], raw="", source="new.txt")],
+        settings,
+        store=store,
+        embedder=embedder,
+    )
+    after = table_floor(store, embedder)
+    assert after > before and after == pytest.approx(measure_floor(store, embedder))
+
+
+def test_the_turns_bar_is_the_profiles_moved_to_the_tables_floor(tmp_path, embedder, monkeypatch):
+    from core.answer import search_turn
+
+    store = _table(tmp_path, "turn", ARCHAIC, embedder)
+    settings = Settings.load({"data_dir": tmp_path / "turn"}, environ={})
+    searched = search_turn("Who is the Preacher?", settings, store=store, embedder=embedder)
+    assert searched.bar == bar_for_table(store, embedder)
+    assert searched.bar.floor is None  # the shipped MiniLM bar moves with floors: this one has moved
+
+
+def _signals(similarity: float) -> Signals:
+    return Signals(MINILM, similarity, True, 3, [], [], [], False)
+
+
+def _samples(floor: float, lift: float) -> list[Sample]:
+    """A table's questions whose similarities sit `lift` above (or below) where they would on a floor
+    of 0.2: answerable ones at 0.55–0.65, off-topic ones at 0.35–0.45."""
+    on = [Sample(f"{floor}-q{i}", "q", True, _signals(0.55 + 0.01 * i + lift), floor) for i in range(10)]
+    off = [Sample(f"{floor}-o{i}", "o", False, _signals(0.35 + 0.01 * i + lift), floor) for i in range(10)]
+    return on + off
+
+
+def test_a_bar_at_its_tables_floors_separates_what_one_bar_for_all_cannot():
+    """Three tables whose scores all move with their floor (twice its difference): calibrated at the
+    floors, one bar declines none of the answerable questions and all the off-topic ones; without, the
+    answerable questions of the lowest table score like the highest table's off-topic ones."""
+    samples = _samples(0.1, -0.2) + _samples(0.2, 0.0) + _samples(0.3, 0.2)
+    start = Bar(0.6, 0.3, 0.0, 0.1, floor_weight=2.0)
+    moving, fixed = calibrate_bar(samples, start), calibrate_bar(samples, start, floors=False)
+    assert moving.bar.floor == pytest.approx(0.2) and (moving.bar.floor_low, moving.bar.floor_high) == (
+        0.1,
+        0.3,
+    )
+    assert (moving.same_language.on_declined, moving.same_language.off_declined) == (0, 30)
+    assert fixed.bar.floor is None
+    assert fixed.same_language.off_declined < 30 and fixed.same_language.on_declined == 0
+
+
+def test_the_floor_weight_is_chosen_on_tables_left_out_of_the_calibration():
+    samples = _samples(0.15, -0.1) + _samples(0.2, 0.0) + _samples(0.25, 0.1) + _samples(0.3, 0.2)
+    weight, trials = choose_floor_weight(samples, Bar(0.6, 0.3, 0.0, 0.1), weights=(0.0, 1.0, 2.0, 3.0))
+    figures = {t.weight: (t.on_declined, t.off_answered) for t in trials}
+    assert weight >= 2.0 and figures[weight] == min(figures.values()), figures
+    assert sum(figures[0.0]) > sum(figures[weight]), figures  # a bar that stays put errs on a new table
+    with pytest.raises(ValueError, match="three tables"):
+        choose_floor_weight(_samples(0.1, 0.0) + _samples(0.2, 0.0), Bar(0.6, 0.3, 0.0, 0.1))
+
+
+def test_tally_moves_the_bar_to_each_samples_floor():
+    bar = Bar(0.5, 0.5, 0.0, 0.1, floor=0.2, floor_weight=1.0, floor_low=0.0, floor_high=1.0)
+    low = [Sample("a", "a", True, _signals(0.45), 0.1)]  # the bar there is 0.4: answered
+    high = [Sample("b", "b", True, _signals(0.55), 0.3)]  # the bar there is 0.6: declined
+    assert tally(low, bar).on_declined == 0 and tally(high, bar).on_declined == 1
+    assert tally(low, dataclasses.replace(bar, floor=None)).on_declined == 1
+
+
+def test_calibrate_on_several_tables_writes_a_bar_that_moves_with_the_floor(corpus, tmp_path):  # noqa: F811
+    on, off = tmp_path / "on.jsonl", tmp_path / "off.jsonl"
+    on.write_text('{"id": "q1", "text": "Which tomatoes split in wet Augusts?"}\n')
+    off.write_text('{"id": "o1", "text": "Who won the 2018 football world cup?"}\n')
+    args = ("calibrate", "--set", str(corpus), str(on), str(off), "--json")
+    result = run(*args, data_dir=tmp_path / "db")
+    assert result.exit_code == 0, result.output
+    bar = json.loads(result.output.splitlines()[-1])["bar"]
+    assert bar["floor"] is not None and bar["floor_low"] == bar["floor_high"]
+    missing = run("calibrate", "--queries", str(on), data_dir=tmp_path / "db")
+    assert missing.exit_code == 2 and "go together" in missing.output
