@@ -35,7 +35,8 @@ of the question's language that English also has, like German "die": core/text/f
 Whether a model reads across languages is its profile's `cross_lingual`.
 
 The thresholds are the embedding model's profile's `bar` (core/profiles; a model without a profile
-gets the default one), written by `inkwell calibrate` (core/evaluate/calibrate.py) from a set of
+gets the default one), moved to the table's floor when the profile says so (core/search/floor.py: the
+turn passes `judge` that bar), written by `inkwell calibrate` (core/evaluate/calibrate.py) from a set of
 answerable questions and one of off-topic questions: at most 3% of the answerable ones declined, then as
 many off-topic ones as can be, the middle of the bars that tie. The profile's `calibration` record holds
 the sets and figures; docs/models.md the method, docs/decisions.md its history. A reader who asks in

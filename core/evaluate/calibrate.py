@@ -14,6 +14,11 @@ in the chat; the bar's signals are kept (`collect`). Then every bar of a grid is
 - questions in another language: `cross_language`, the bar with the fewest errors (answerable ones
   declined plus off-topic ones answered), the middle one of those that tie.
 
+Each question remembers its table's floor (core/search/floor.py). The bar is written at the mean floor
+of the tables calibrated on, held within their lowest and highest (`on_floors`), and every bar tried
+is counted moved to each question's table, as readers get it. With three tables or more,
+`choose_floor_weight` picks how far the bar moves per unit of floor by leaving each table out in turn.
+
 The figures of the chosen bar (declines on and off topic, per language group) go into the profile's
 `calibration` record with the sets used, so a profile says what it was calibrated on.
 """

@@ -6,9 +6,11 @@ come less close to archaic prose than to a modern blog, answerable or not. The r
 closer, or less close, the same thresholds answer too much, or decline too much. So each table's floor
 is measured: the median, over PROBES (everyday questions that no blog is about as a whole), of the
 probe's best cosine with any chunk, on the model's relevance scale. A profile whose bar records the
-floor it was calibrated at (`bar.floor`) has its similarity thresholds moved by the table's floor minus
-that one (`Bar.on_floor`): a shift-only score normalisation against each table's own unrelated
-questions, the "Z-norm" of speaker verification without the scaling.
+floor it was calibrated at (`bar.floor`) has its similarity thresholds moved by `floor_weight` times
+the table's floor minus that one, the table's floor held within the floors calibrated on
+(`Bar.on_floor`): a shift-only score normalisation against each table's own unrelated questions, like
+the "Z-norm" of speaker verification without the scaling. `inkwell calibrate` chooses the weight
+(core/evaluate/calibrate.py).
 
 The floor is measured once per table version in a process (48 probe vectors and 48 vector searches,
 about 0.3 s on the demo table) and kept; `inkwell calibrate` measures it on every table it calibrates on.
