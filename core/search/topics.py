@@ -243,7 +243,8 @@ def find_topics(
 
 def _add_closest(topics: list[Topic], store: Store, embedder: Embedder) -> None:
     """Each topic's closest post: the post of the chunk nearest the topic's centre, if that chunk's
-    relevance reaches the model's `supported` bar (its profile); below it `closest` stays None."""
+    relevance reaches the bar's `similarity` on this table (core/search/floor.py); below it `closest`
+    stays None."""
     try:
         store.check_model(embedder.model_id)
         views = post_vectors(store)
@@ -252,9 +253,10 @@ def _add_closest(topics: list[Topic], store: Store, embedder: Embedder) -> None:
     if not views.post_ids or not len(views.chunk_vectors):
         return
     scale = relevance_scale(embedder.model_id)
-    # The bar's lowest answering relevance: a post that close could answer the topic. Below it the
-    # nearest post is just the least unrelated (chickens → a trestle table), which misleads the author.
-    floor = bar_for_table(store, embedder).supported
+    # The relevance that answers with no word checked (a topic has no question words to check): a post
+    # that close could answer the topic. Below it the nearest post is just the least unrelated
+    # (chickens → a trestle table, or → bees on a small blog whose bar sits low), which misleads the author.
+    floor = bar_for_table(store, embedder).similarity
     chunks = np.asarray(views.chunk_vectors, dtype=np.float32)
     for topic in topics:
         if topic.centre is None:
