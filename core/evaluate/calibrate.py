@@ -138,10 +138,10 @@ def tally(samples: Sequence[Sample], bar: Bar) -> Tally:
     )
 
 
-def on_floors(start: Bar, samples: Sequence[Sample], weight: float | None = None) -> Bar:
+def on_floors(start: Bar, samples: Sequence[Sample]) -> Bar:
     """`start` written at the samples' floors: at their tables' mean floor, held within the lowest and
-    highest of them, moving by `weight` (default: `start`'s) per unit of floor; never moving when a
-    sample's table floor is unknown."""
+    highest of them (moving by `start.floor_weight` per unit of floor); never moving when a sample's
+    table floor is unknown."""
     floors = {s.floor for s in samples}
     if not floors or None in floors:
         return dataclasses.replace(start, floor=None, floor_low=None, floor_high=None)
@@ -149,7 +149,6 @@ def on_floors(start: Bar, samples: Sequence[Sample], weight: float | None = None
     return dataclasses.replace(
         start,
         floor=round(statistics.fmean(known), 4),
-        floor_weight=start.floor_weight if weight is None else weight,
         floor_low=round(min(known), 4),
         floor_high=round(max(known), 4),
     )

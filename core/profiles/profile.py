@@ -45,8 +45,8 @@ class Bar:
         English, so the floor says nothing across languages."""
         if self.floor is None or floor is None:
             return self
-        held = min(max(floor, self.floor_low if self.floor_low is not None else floor),
-                   self.floor_high if self.floor_high is not None else floor)  # fmt: skip
+        held = floor if self.floor_low is None else max(floor, self.floor_low)
+        held = held if self.floor_high is None else min(held, self.floor_high)
         shift = self.floor_weight * (held - self.floor)
         return dataclasses.replace(
             self, similarity=self.similarity + shift, supported=self.supported + shift, floor=None
@@ -141,12 +141,16 @@ def profile_from_json(data: Any, source: str) -> ModelProfile:
     passage = Passage(**_block(data, "passage", Passage, source))
     grounding = GroundingThresholds(**_block(data, "grounding", GroundingThresholds, source))
     for key, value, low, high in (
+        ("bar.floor_weight", bar.floor_weight, 0.0, math.inf),
         ("passage.near_duplicate", passage.near_duplicate, -1.0, 1.0),  # a cosine
         ("passage.second_post_gap", passage.second_post_gap, 0.0, math.inf),
         ("grounding.overlap", grounding.overlap, 0.0, 1.0),  # a share of words
     ):
         if not low <= value <= high:
             raise ProfileError(f"{source}: {key!r} must be between {low} and {high}, not {value}")
+    floors = [f for f in (bar.floor_low, bar.floor, bar.floor_high) if f is not None]
+    if floors != sorted(floors):
+        raise ProfileError(f"{source}: 'bar' needs floor_low <= floor <= floor_high, not {floors}")
     topics_merge = _number(data, "topics_merge", source) if "topics_merge" in data else TOPICS_MERGE
     scale = data.get("relevance_scale", [0.0, 1.0])
     if not (isinstance(scale, list) and len(scale) == 2) or not all(_is_number(x) for x in scale):

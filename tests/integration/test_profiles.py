@@ -69,6 +69,32 @@ def test_a_profile_survives_a_round_trip(tmp_path: Path):
         ({"grounding": {"similarity": None}}, "'grounding.similarity'"),
         ({"grounding": {"simliarity": 0.6}}, "'simliarity'"),
         ({"topics_merge": "0.25"}, "'topics_merge'"),
+        (
+            {
+                "bar": {
+                    "similarity": 0.6,
+                    "supported": 0.3,
+                    "max_missing": 0,
+                    "cross_language": 0,
+                    "floor_weight": -1,
+                }
+            },
+            "'bar.floor_weight'",
+        ),
+        (
+            {
+                "bar": {
+                    "similarity": 0.6,
+                    "supported": 0.3,
+                    "max_missing": 0,
+                    "cross_language": 0,
+                    "floor": 0.1,
+                    "floor_low": 0.15,
+                    "floor_high": 0.2,
+                }
+            },
+            "floor_low <= floor <= floor_high",
+        ),
         ({"model_id": ""}, "model_id"),
     ],
 )
