@@ -24,8 +24,8 @@ gate uses absolute signals instead:
 - unknown names: capitalised words inside an English question ("Stephen King") that no passage
   contains: the question is about someone or something else.
 
-A question is answered when its similarity clears `similarity`, or clears the lower `supported` bar
-with at most `max_missing` of its content words missing; never with an unknown name, nor without a
+A question is answered when its similarity clears `similarity` with at most `max_missing_close` of its
+content words missing, or clears the lower `supported` bar with at most `max_missing` of them missing; never with an unknown name, nor without a
 content word ("?", "🦆") or a sentence to quote. A question in another language than the posts
 (core.text.detect_language on both) cannot be checked word by word, so only its similarity counts,
 against `cross_language`. For an English-only embedder (MiniLM) that similarity is noise (translated
@@ -192,7 +192,8 @@ def _near_matters(found: Signals, limits: Thresholds) -> bool:
         and not found.other_language
         and not found.unknown_names
         and limits.word_match < 1
-        and limits.supported <= found.similarity < limits.similarity
+        and limits.supported <= found.similarity
+        and (found.similarity < limits.similarity or limits.max_missing_close < 1)
     )
 
 
@@ -236,9 +237,9 @@ def decide(signals: Signals, limits: Thresholds) -> tuple[bool, str]:
         return True, "question in another language than the posts, close enough"
     if signals.unknown_names:
         return False, "the question names what no retrieved passage mentions"
-    if signals.similarity >= limits.similarity:
-        return True, "a sentence is close to the question"
     missing = signals.missing_under(limits)
+    if signals.similarity >= limits.similarity and len(missing) <= limits.max_missing_close * signals.asked:
+        return True, "a sentence is close to the question"
     if signals.similarity >= limits.supported and len(missing) <= limits.max_missing * signals.asked:
         return True, "close enough, and the question's words are in the passages"
     return False, "no passage is close enough to the question"

@@ -50,6 +50,14 @@ from core.cli.output import MULTILINE, echo, print_json, safe
     type=click.Path(exists=True),
     help="Calibrate on these posts (ingested into a scratch table), not the stored table.",
 )
+@click.option(
+    "--small-blogs/--no-small-blogs",
+    "small",
+    default=True,
+    show_default=True,
+    help="Also calibrate on small blogs of 3 and 8 posts drawn from each set whose questions name their "
+    "post (a `post` field: its path under the posts folder).",
+)
 @click.option("--model", "model", help="Embedding model to calibrate (default: the configured one).")
 @click.option(
     "--write", is_flag=True, help="Write the bar into the model's profile (its registry entry's file)."
@@ -58,6 +66,7 @@ from core.cli.output import MULTILINE, echo, print_json, safe
 def calibrate_cmd(
     corpora: tuple[tuple[str, str, str], ...],
     no_floor: bool,
+    small: bool,
     queries: tuple[str, ...],
     off_topic: tuple[str, ...],
     posts_path: str | None,
@@ -73,7 +82,12 @@ def calibrate_cmd(
     """
     from core.embed import embedder_for_store
     from core.evaluate import posts_table
-    from core.evaluate.calibrate import calibrate_bar, calibrated_profile, choose_floor_weight, collect
+    from core.evaluate.calibrate import (
+        calibrate_bar,
+        calibrated_profile,
+        choose_floor_weight,
+        collect_set,
+    )
     from core.profiles import find_entry, profile_for, save_profile
     from core.store import Store
 
@@ -93,34 +107,43 @@ def calibrate_cmd(
         raise click.UsageError("--queries and --off-topic go together (or use --set)")
     if not queries and not corpora:
         raise click.UsageError("give --queries and --off-topic, or --set POSTS QUERIES OFF_TOPIC")
-    runs: list[tuple[Any, list[Any], list[Any]]] = []
+    # (family, table, posts root, answerable questions, off-topic ones)
+    sets: list[tuple[str, Any, str | None, list[Any], list[Any]]] = []
     if queries:
         store = posts_table(_posts(posts_path), settings, embedder=embedder) if posts_path else stored
         if store.chunks is None:
             raise click.ClickException("nothing is stored yet: ingest posts first (or give --posts)")
-        runs.append((store, _questions(queries), _questions(off_topic)))
+        family = posts_path or "the stored table"
+        sets.append((family, store, posts_path, _questions(queries), _questions(off_topic)))
     for posts, on_path, off_path in corpora:
-        work = settings.data_dir / "eval-tables" / f"calibrate-{len(runs)}"
+        work = settings.data_dir / "eval-tables" / f"calibrate-{len(sets)}"
         store = posts_table(_posts(posts), settings, embedder=embedder, work_dir=work)
-        runs.append((store, _questions([on_path]), _questions([off_path])))
-    total = sum(len(on) + len(off) for _, on, off in runs)
+        sets.append((posts, store, posts, _questions([on_path]), _questions([off_path])))
     samples = []
-    with click.progressbar(length=total, label="Calibrating", file=sys.stderr) as bar:
-        for store, on, off in runs:
-            start = bar.pos
+    for number, (family, store, root, on, off) in enumerate(sets, 1):
+        label = f"Calibrating on {family} ({number}/{len(sets)})"
+        with click.progressbar(length=1, label=label, file=sys.stderr) as bar:
 
-            def progress(done: int, total: int, message: str, start: int = start) -> None:
-                bar.update(start + done - bar.pos)
+            def progress(done: int, total: int, message: str) -> None:
+                bar.length = total
+                bar.update(done - bar.pos)
 
-            samples += collect(on, off, settings, store=store, embedder=embedder, progress=progress)
+            samples += collect_set(
+                family, store, on, off, settings, embedder=embedder, progress=progress,
+                posts=_posts(root) if small and root else (), root=root,
+                work_dir=settings.data_dir / "eval-tables" / f"small-blogs-{number}",
+            )  # fmt: skip
     profile = profile_for(embedder.model_id)
     start, trials = profile.bar, []
-    if not no_floor and len(runs) >= 3:  # how far the bar moves with the floor, judged table by table
+    if not no_floor and len(sets) >= 3:  # how far the bar moves with the floor, judged table by table
         weight, trials = choose_floor_weight(samples, start)
         start = dataclasses.replace(start, floor_weight=weight)
     result = calibrate_bar(samples, start, floors=not no_floor)
-    sets = [*queries, *off_topic, *(path for corpus in corpora for path in corpus)]
-    updated = calibrated_profile(profile.replace(model_id=embedder.model_id), result, sets, trials)
+    paths = [*queries, *off_topic, *(path for corpus in corpora for path in corpus)]
+    small_count = len({(s.family, s.table) for s in samples if s.table})
+    updated = calibrated_profile(
+        profile.replace(model_id=embedder.model_id), result, paths, trials, small_count
+    )
     if write and entry is not None:
         save_profile(updated, entry.profile)
     if as_json:
@@ -142,6 +165,11 @@ def _summary(model_id: str, before: Any, profile: Any, written: bool, path: Any)
                 f"{group.replace('_', ' ')}: declines {t['on_topic_declined']}/{t['on_topic']} on topic, "
                 f"{t['off_topic_declined']}/{t['off_topic']} off topic"
             )
+    for name, t in record.get("by_table", {}).items():
+        lines.append(
+            f"  {safe(name)}: declines {t['on_topic_declined']}/{t['on_topic']} on topic, "
+            f"{t['off_topic_declined']}/{t['off_topic']} off topic"
+        )
     for trial in record.get("floor_weights", []):
         lines.append(
             f"floor weight {trial['weight']}: with each table left out, {trial['on_topic_declined']} answerable "

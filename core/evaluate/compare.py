@@ -279,16 +279,17 @@ def posts_table(
     *,
     embedder: Embedder | None = None,
     work_dir: Path | None = None,
+    reuse: Sequence[Store] = (),
 ) -> Store:
     """A scratch table of `posts` chunked as `settings` says, under `<data_dir>/eval-tables` (or `work_dir`),
-    synced with them; vectors are reused from the stored table by content hash."""
+    synced with them; vectors are reused by content hash from the stored table and `reuse`'s."""
     from core.embed import embedder_for_store
     from core.store import Store
 
     stored = Store(settings.data_dir)
     embedder = embedder or embedder_for_store(settings, stored.model_id())
     work = work_dir if work_dir is not None else settings.data_dir / SCRATCH_DIR
-    return _scratch_table(posts, settings, work, CachingEmbedder(embedder, [stored]))
+    return _scratch_table(posts, settings, work, CachingEmbedder(embedder, [stored, *reuse]))
 
 
 class _Steps:

@@ -60,15 +60,16 @@ def _parse_query(line: str) -> Query:
     text = obj.get("text")
     if not isinstance(text, str) or not text.strip():
         raise ValueError('missing or empty "text"')
-    answer, kind = obj.get("answer") or "", obj.get("kind") or ""
-    if not isinstance(answer, str) or not isinstance(kind, str):
-        raise ValueError('"answer" and "kind" must be strings')
+    answer, kind, post = obj.get("answer") or "", obj.get("kind") or "", obj.get("post") or ""
+    if not all(isinstance(value, str) for value in (answer, kind, post)):
+        raise ValueError('"answer", "kind" and "post" must be strings')
     return Query(
         id=str(raw_id).strip(),
         text=text,
         evidence=_parse_evidence(obj.get("evidence")),
         answer=answer,
         kind=kind,
+        post=post,
     )
 
 

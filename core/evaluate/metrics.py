@@ -35,13 +35,15 @@ Retriever = Callable[[str], Sequence[tuple[str, str]]]
 @dataclass(frozen=True)
 class Query:
     """One evaluation query. `evidence` holds quotes that a good top-k chunk should contain; `answer` is
-    a reference answer (for answer metrics); `kind` labels a query (e.g. an off-topic one's category)."""
+    a reference answer (for answer metrics); `kind` labels a query (e.g. an off-topic one's category);
+    `post` names the post that answers it (calibration builds small blogs from some posts with it)."""
 
     id: str
     text: str
     evidence: tuple[str, ...] = ()
     answer: str = ""
     kind: str = ""
+    post: str = ""  # the post that answers it, as a path under its posts folder ("" when not given)
 
 
 @dataclass

@@ -31,6 +31,9 @@ class Bar:
     # A missing question word whose nearest passage word (by the model's cosine, core/answer/near_words.py)
     # is at least this close counts as found; 1.0: only words as written (or stemmed) are found.
     word_match: float = 1.0
+    # Share of the question's content words that may be missing even when a sentence clears `similarity`
+    # (1.0: any): a close sentence does not answer a question most of whose words no passage has.
+    max_missing_close: float = 1.0
     # The table floor the thresholds were calibrated at (core/search/floor.py); on another table
     # `similarity` and `supported` move by `floor_weight` × (that table's floor − this), its floor first
     # held within the floors calibrated on (`floor_low`..`floor_high`: no extrapolation). None: never move.
@@ -54,7 +57,7 @@ class Bar:
 
 
 # Bar fields a profile may leave out (they then keep Bar's default).
-OPTIONAL_BAR = ("word_match", "floor", "floor_weight", "floor_low", "floor_high")
+OPTIONAL_BAR = ("word_match", "max_missing_close", "floor", "floor_weight", "floor_low", "floor_high")
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,7 @@ def profile_from_json(data: Any, source: str) -> ModelProfile:
     grounding = GroundingThresholds(**_block(data, "grounding", GroundingThresholds, source))
     for key, value, low, high in (
         ("bar.floor_weight", bar.floor_weight, 0.0, math.inf),
+        ("bar.max_missing_close", bar.max_missing_close, 0.0, 1.0),  # a share of words
         ("passage.near_duplicate", passage.near_duplicate, -1.0, 1.0),  # a cosine
         ("passage.second_post_gap", passage.second_post_gap, 0.0, math.inf),
         ("grounding.overlap", grounding.overlap, 0.0, 1.0),  # a share of words

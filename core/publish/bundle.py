@@ -291,6 +291,7 @@ def _rules(model_id: str, bar: Bar | None = None) -> dict:
             "similarity": bar.similarity,
             "supported": bar.supported,
             "max_missing": bar.max_missing,
+            "max_missing_close": bar.max_missing_close,
             "cross_language": bar.cross_language,
             # The page finds words only as written (no word vectors): docs/decisions.md says what it costs.
             "word_match": bar.word_match,

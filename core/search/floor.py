@@ -4,23 +4,34 @@ An embedding model's cosines sit higher or lower on different writing: questions
 come less close to archaic prose than to a modern blog, answerable or not. The relevance bar
 (core/answer/abstain.py) was calibrated on some writing; on a table where unrelated questions come
 closer, or less close, the same thresholds answer too much, or decline too much. So each table's floor
-is measured: the median, over PROBES (everyday questions that no blog is about as a whole), of the
-probe's best cosine with any chunk, on the model's relevance scale. A profile whose bar records the
-floor it was calibrated at (`bar.floor`) has its similarity thresholds moved by `floor_weight` times
-the table's floor minus that one, the table's floor held within the floors calibrated on
+is measured: how close, in the median over PROBES (everyday questions that no blog is about as a
+whole), the nearest chunk comes to a probe, on the model's relevance scale. A profile whose bar records
+the floor it was calibrated at (`bar.floor`) has its similarity thresholds moved by `floor_weight`
+times the table's floor minus that one, the table's floor held within the floors calibrated on
 (`Bar.on_floor`): a shift-only score normalisation against each table's own unrelated questions, like
 the "Z-norm" of speaker verification without the scaling. `inkwell calibrate` chooses the weight
 (core/evaluate/calibrate.py).
 
-The floor is measured once per table version in a process (48 probe vectors and 48 vector searches,
-about 0.3 s on the demo table) and kept; `inkwell calibrate` measures it on every table it calibrates on.
+The nearest of a few chunks is nearer than the nearest of many only by chance, so a small blog's
+nearest chunk says more about its size than its writing: measured as the nearest chunk itself, a
+three-post blog's floor fell as low as King James prose's and its bar with it, and nonsense questions
+were answered. So the nearest chunk is estimated, not found: per probe, the mean and spread of its
+cosines with the chunks, and the expected best of that many normal draws (Blom's approximation), the
+table counted as at least MIN_CHUNKS chunks. Up to SAMPLE chunk vectors are read, spread evenly over
+the table.
+
+The floor is measured once per table version in a process (48 probe vectors and one matrix product,
+about 0.3 s on the demo table with the model loaded) and kept; `inkwell calibrate` measures it on every
+table it calibrates on.
 """
 
 from __future__ import annotations
 
-import statistics
 import threading
 from collections.abc import Sequence
+from statistics import NormalDist
+
+import numpy as np
 
 from core.embed import Embedder
 from core.embed.memo import query_vectors
@@ -82,23 +93,38 @@ PROBES: tuple[str, ...] = (
     "How do airplanes stay in the air?",
 )
 
+# A table with fewer chunks is measured as if it had this many (see the module docstring).
+MIN_CHUNKS = 64
+# Chunk vectors read to measure a floor (all of them in a smaller table).
+SAMPLE = 4096
+
 _floors: dict[tuple[str, str, int], float | None] = {}
 _lock = threading.Lock()
 
 
 def measure_floor(store: Store, embedder: Embedder, probes: Sequence[str] = PROBES) -> float | None:
-    """The median over `probes` of each one's best cosine with a chunk of `store`, on the model's
-    relevance scale; None when the table has no chunks."""
-    if store.chunks is None:
+    """The median over `probes` of the expected best cosine of a probe with a chunk of `store` (the
+    table counted as at least MIN_CHUNKS chunks; see the module docstring), on the model's relevance
+    scale; None when the table has no chunks."""
+    rows, chunks = store.vector_sample(SAMPLE)
+    if rows == 0 or not len(chunks) or not probes:
         return None
-    vectors = query_vectors.embed(embedder, list(probes))
-    scale = relevance_scale(embedder.model_id)
-    best = []
-    for vector in vectors:
-        rows = store.vector_search(vector, 1)
-        if rows:
-            best.append(rescale(1.0 - float(rows[0]["_distance"]), scale))
-    return float(statistics.median(best)) if best else None
+    vectors = np.asarray(query_vectors.embed(embedder, list(probes)), dtype=np.float32)
+    cosines = _unit(vectors) @ _unit(chunks).T  # probes x chunks
+    best = cosines.mean(axis=1) + cosines.std(axis=1) * expected_best(max(rows, MIN_CHUNKS))
+    return rescale(float(np.median(best)), relevance_scale(embedder.model_id))
+
+
+def expected_best(n: int) -> float:
+    """The expected largest of `n` standard normal draws (Blom's approximation, within 0.01 from n = 2)."""
+    if n < 2:
+        return 0.0
+    return NormalDist().inv_cdf((n - 0.375) / (n + 0.25))
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms == 0, 1.0, norms)
 
 
 def table_floor(store: Store, embedder: Embedder) -> float | None:

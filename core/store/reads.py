@@ -221,6 +221,22 @@ class Reads:
         flat = rows["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
         return rows.select(columns), np.asarray(flat, dtype=np.float32).reshape(-1, dim)
 
+    def vector_sample(self, limit: int) -> tuple[int, np.ndarray]:
+        """(the table's chunk count, up to `limit` of its chunk vectors): all of them when there are no
+        more, else rows spread evenly over the table (the same ones for the same table version)."""
+        table = self.chunks
+        rows = table.count_rows() if table is not None else 0
+        if table is None or rows == 0:
+            return 0, np.zeros((0, 0), np.float32)
+        held = held_table(self.key, table)
+        if held is not None and rows <= limit:
+            return rows, held.vectors
+        offsets = list(range(rows)) if rows <= limit else [i * rows // limit for i in range(limit)]
+        vectors = table.take_offsets(offsets).select(["vector"]).to_arrow()["vector"]
+        dim = vectors.type.list_size
+        flat = vectors.combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        return rows, np.asarray(flat, dtype=np.float32).reshape(-1, dim)
+
     # Search ------------------------------------------------------------------------------------
 
     def vector_search(

