@@ -135,7 +135,7 @@ def calibrate_cmd(
             )  # fmt: skip
     profile = profile_for(embedder.model_id)
     start, trials = profile.bar, []
-    if not no_floor and len(sets) >= 3:  # how far the bar moves with the floor, judged table by table
+    if not no_floor and len(sets) >= 3:  # how far the bar moves with the floor, judged set by set
         weight, trials = choose_floor_weight(samples, start)
         start = dataclasses.replace(start, floor_weight=weight)
     result = calibrate_bar(samples, start, floors=not no_floor)
@@ -172,7 +172,7 @@ def _summary(model_id: str, before: Any, profile: Any, written: bool, path: Any)
         )
     for trial in record.get("floor_weights", []):
         lines.append(
-            f"floor weight {trial['weight']}: with each table left out, {trial['on_topic_declined']} answerable "
+            f"floor weight {trial['weight']}: with each set left out, {trial['on_topic_declined']} answerable "
             f"declined, {trial['off_topic_answered']} off-topic answered"
         )
     if not record["met_target"]:

@@ -2,25 +2,29 @@
 writing it into the model's profile (core/profiles): `inkwell calibrate`.
 
 Each question (answerable ones and off-topic ones) goes through retrieval and the extractive answer as
-in the chat; the bar's signals are kept (`collect`). Then every bar of a grid is tried on them
-(`calibrate_bar`):
+in the chat; the bar's signals are kept (`collect`). A set whose answerable questions name their post
+is also asked of small blogs drawn from its posts (`small_blogs`, `collect_set`): a new blog has a
+handful of posts, and the bar must hold there too. Then every bar of a grid is tried on the signals
+(`calibrate_bar`, counted all at once by `_Grid`, which a test holds to `decide`'s counts):
 
-- questions in the posts' language: the bars (similarity, supported, max missing share, and how near
-  a passage word must come to a missing word to find it, `word_match`) that decline at most `target` of the answerable ones
-  (rounded down to whole questions) and, among those, decline the most off-topic ones; of the bars
-  that tie, the middle one (the median of each threshold over them, snapped to the grid), so every
-  threshold keeps a margin on both sides. When no bar meets the target, the bars with the fewest
-  answerable questions declined are taken instead;
+- questions in the posts' language: the bars (similarity, supported, max missing share, the share that
+  may be missing above `similarity`, and how near a passage word must come to a missing word to find
+  it, `word_match`) that decline at most `target` of the answerable ones (rounded down to whole
+  questions) and, among those, decline the most off-topic ones; of the bars that tie, the middle one
+  (the median of each threshold over them, snapped to the grid), so every threshold keeps a margin on
+  both sides. When no bar meets the target, the bars with the fewest answerable questions declined are
+  taken instead;
 - questions in another language: `cross_language`, the bar with the fewest errors (answerable ones
-  declined plus off-topic ones answered), the middle one of those that tie.
+  declined plus off-topic ones answered), the middle one of those that tie; each set's counted once.
 
 Each question remembers its table's floor (core/search/floor.py). The bar is written at the mean floor
 of the tables calibrated on, held within their lowest and highest (`on_floors`), and every bar tried
-is counted moved to each question's table, as readers get it. With three tables or more,
-`choose_floor_weight` picks how far the bar moves per unit of floor by leaving each table out in turn.
+is counted moved to each question's table, as readers get it. With three sets or more,
+`choose_floor_weight` picks how far the bar moves per unit of floor by leaving each set (with its small
+blogs) out in turn.
 
-The figures of the chosen bar (declines on and off topic, per language group) go into the profile's
-`calibration` record with the sets used, so a profile says what it was calibrated on.
+The figures of the chosen bar (declines on and off topic, per language group and per table) go into the
+profile's `calibration` record with the sets used, so a profile says what it was calibrated on.
 """
 
 from __future__ import annotations

@@ -270,3 +270,19 @@ def test_a_small_blog_declines_nonsense_and_answers_its_questions(small_demo_blo
         if take_turn(q.text, settings, store=store, embedder=embedder, mode="extractive").reply.mode == "none"
     ]
     assert len(declined) <= 1, declined
+
+
+def test_a_tables_vector_sample_is_spread_over_its_rows(tmp_path, embedder):
+    """`Store.vector_sample` reads every vector of a table no larger than the limit, else rows spread
+    evenly over it (read from the table, not from the vectors held in memory), the same on every call."""
+    import numpy as np
+
+    store = _table(tmp_path, "sampled", EVERYDAY + ARCHAIC, embedder)
+    rows, every = store.vector_sample(100)
+    assert rows == len(every) == store.chunks.count_rows() >= 8
+    count, some = store.vector_sample(3)
+    assert count == rows and some.shape == (3, every.shape[1])
+    by_offset = store.chunks.to_arrow()["vector"].to_pylist()
+    for i, vector in zip([0, rows // 3, 2 * rows // 3], some, strict=True):
+        assert np.allclose(vector, by_offset[i])
+    assert np.array_equal(some, store.vector_sample(3)[1])
