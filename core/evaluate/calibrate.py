@@ -234,6 +234,7 @@ class WeightTrial:
 
     weight: float
     held_out: dict[str, Tally]  # by the left-out family
+    met_target: bool = True  # calibrated on every family, some bar declines at most the target
 
     @property
     def on_declined(self) -> int:
@@ -266,8 +267,9 @@ def choose_floor_weight(
     weight and each family (a question set's tables), the bar calibrated on the other families'
     questions is tried on that family's; the weight with the fewest errors in all wins, each kind counted
     against what the targets allow (`WeightTrial.errors`: declining 3% of the answerable questions
-    weighs as much as answering 5% of the off-topic ones; the smaller weight on a tie). Needs three
-    families or more."""
+    weighs as much as answering 5% of the off-topic ones; the smaller weight on a tie), among the
+    weights under which some bar calibrated on every family meets the target. Needs three families or
+    more."""
     same = [s for s in samples if not s.signals.other_language]
     families = sorted({family_of(s) for s in same})
     if len(families) < 3 or any(s.floor is None for s in same):
@@ -279,8 +281,11 @@ def choose_floor_weight(
             others = [s for s in same if family_of(s) != family]
             bar = calibrate_bar(others, dataclasses.replace(start, floor_weight=weight)).bar
             held_out[family] = tally([s for s in same if family_of(s) == family], bar)
-        trials.append(WeightTrial(weight, held_out))
-    best = min(trials, key=lambda t: (round(t.errors, 9), t.weight))
+        met = calibrate_bar(same, dataclasses.replace(start, floor_weight=weight)).met_target
+        trials.append(WeightTrial(weight, held_out, met))
+    # A weight under which no bar meets the target even on the sets themselves is not chosen.
+    eligible = [t for t in trials if t.met_target] or trials
+    best = min(eligible, key=lambda t: (round(t.errors, 9), t.weight))
     return best.weight, trials
 
 
@@ -488,7 +493,12 @@ def calibrated_profile(
     }
     if trials:
         record["floor_weights"] = [
-            {"weight": t.weight, "on_topic_declined": t.on_declined, "off_topic_answered": t.off_answered}
+            {
+                "weight": t.weight,
+                "on_topic_declined": t.on_declined,
+                "off_topic_answered": t.off_answered,
+                "met_target": t.met_target,
+            }
             for t in trials
         ]
     return profile.replace(bar=result.bar, measured=True, calibration=record)

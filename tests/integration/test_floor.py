@@ -149,8 +149,11 @@ def test_a_bar_at_its_tables_floors_separates_what_one_bar_for_all_cannot():
 
 def test_the_floor_weight_is_chosen_on_tables_left_out_of_the_calibration():
     samples = _samples(0.15, -0.1) + _samples(0.2, 0.0) + _samples(0.25, 0.1) + _samples(0.3, 0.2)
-    weight, trials = choose_floor_weight(samples, Bar(0.6, 0.3, 0.0, 0.1), weights=(0.0, 1.0, 2.0, 3.0))
-    errors = {t.weight: t.errors for t in trials}
+    weights = (0.0, 1.0, 2.0, 3.0, 20.0)
+    weight, trials = choose_floor_weight(samples, Bar(0.6, 0.3, 0.0, 0.1), weights=weights)
+    # at 20, the highest table's bar sits above 1: no bar meets the target even in sample
+    assert [t.met_target for t in trials] == [True, True, True, True, False]
+    errors = {t.weight: t.errors for t in trials if t.met_target}
     assert weight >= 2.0 and errors[weight] == min(errors.values()), errors
     assert errors[0.0] > errors[weight], errors  # a bar that stays put errs on a new table
     with pytest.raises(ValueError, match="three tables"):
