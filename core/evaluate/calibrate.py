@@ -43,6 +43,7 @@ from core.answer.abstain import Signals, decide, signals
 from core.answer.extractive import extract_answer
 from core.config import Settings
 from core.embed import Embedder
+from core.evaluate.compare import posts_table
 from core.evaluate.metrics import Query
 from core.models import Post
 from core.profiles import Bar, ModelProfile
@@ -173,8 +174,6 @@ def collect_set(
     of its small blogs (`small_blogs`, each a scratch table in `work_dir`, the set's off-topic questions
     asked of it too). A small blog's questions in other languages are left out: the cross-language bar
     counts each set's once. `progress` gets (questions done, questions in all, query id)."""
-    from core.evaluate.compare import posts_table
-
     blogs = small_blogs(posts, root, queries) if posts and root is not None and work_dir is not None else []
     runs = [("", store, list(queries))]
     for i, blog in enumerate(blogs):
@@ -185,8 +184,8 @@ def collect_set(
         runs.append((blog.name, table, blog.queries))
     total = sum(len(on) + len(off_topic) for _, _, on in runs)
     samples: list[Sample] = []
+    done = 0
     for name, table, on in runs:
-        done = len(samples)
 
         def step(i: int, _: int, query_id: str, done: int = done) -> None:
             if progress:
@@ -195,6 +194,7 @@ def collect_set(
         found = collect(
             on, off_topic, settings, store=table, embedder=embedder, progress=step, family=family, table=name
         )
+        done += len(found)
         samples += [s for s in found if not (name and s.signals.other_language)]
     return samples
 
