@@ -87,6 +87,7 @@ def calibrate_cmd(
         calibrated_profile,
         choose_floor_weight,
         collect_set,
+        unknown_posts,
     )
     from core.profiles import find_entry, profile_for, save_profile
     from core.store import Store
@@ -121,6 +122,13 @@ def calibrate_cmd(
         sets.append((posts, store, posts, _questions([on_path]), _questions([off_path])))
     samples = []
     for number, (family, store, root, on, off) in enumerate(sets, 1):
+        posts = _posts(root) if small and root else []
+        if posts and root and (unknown := unknown_posts(posts, root, on)):
+            echo(
+                f"warning: {len(unknown)} post(s) named by questions asked of {safe(family)} are not "
+                f"under it, so their questions are left out of its small blogs: {safe(', '.join(unknown[:3]))}",
+                err=True,
+            )
         label = f"Calibrating on {family} ({number}/{len(sets)})"
         with click.progressbar(length=1, label=label, file=sys.stderr) as bar:
 
@@ -130,8 +138,7 @@ def calibrate_cmd(
 
             samples += collect_set(
                 family, store, on, off, settings, embedder=embedder, progress=progress,
-                posts=_posts(root) if small and root else (), root=root,
-                work_dir=settings.data_dir / "eval-tables" / f"small-blogs-{number}",
+                posts=posts, root=root, work_dir=settings.data_dir / "eval-tables" / f"small-blogs-{number}",
             )  # fmt: skip
     profile = profile_for(embedder.model_id)
     start, trials = profile.bar, []

@@ -308,12 +308,7 @@ def small_blogs(
     `size` posts drawn at random (the same ones on every run), each with the questions of `queries`
     whose `post` (a path under `root`) is one of its posts. None when no question names its post, and
     no size that takes every post."""
-    by_path = {}
-    for post in posts:
-        try:
-            by_path[Path(post.source).resolve().relative_to(Path(root).resolve()).as_posix()] = post
-        except ValueError:
-            continue
+    by_path = _by_path(posts, root)
     named = [q for q in queries if q.post in by_path]
     if not named:
         return []
@@ -331,6 +326,24 @@ def small_blogs(
                 )
             )
     return blogs
+
+
+def unknown_posts(posts: Sequence[Post], root: str | Path, queries: Sequence[Query]) -> list[str]:
+    """The `post` paths of `queries` that name no post of `posts` under `root` (a typo, a moved file):
+    their questions are left out of the small blogs."""
+    by_path = _by_path(posts, root)
+    return sorted({q.post for q in queries if q.post and q.post not in by_path})
+
+
+def _by_path(posts: Sequence[Post], root: str | Path) -> dict[str, Post]:
+    """`posts` by their file's path under `root` (posts from elsewhere left out)."""
+    by_path = {}
+    for post in posts:
+        try:
+            by_path[Path(post.source).resolve().relative_to(Path(root).resolve()).as_posix()] = post
+        except ValueError:
+            continue
+    return by_path
 
 
 def calibrate_bar(

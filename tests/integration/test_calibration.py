@@ -21,6 +21,7 @@ from core.evaluate.calibrate import (
     collect_set,
     small_blogs,
     tally,
+    unknown_posts,
 )
 from core.profiles import PROFILES_DIR_ENV, Bar, ModelProfile, load_profile, profile_for, save_profile
 from tests.cli_support import corpus, run  # noqa: F401  (fixture)
@@ -163,6 +164,9 @@ def test_small_blogs_are_drawn_the_same_way_with_the_questions_of_their_posts():
         assert len(paths) == 3 and all(q.post in paths for q in blog.queries)
     unnamed = [dataclasses.replace(q, post="") for q in questions]
     assert small_blogs(posts, CALIBRATION / "kjv-john" / "posts", unnamed) == []
+    moved = [dataclasses.replace(questions[0], post="john/john-99.md"), *questions[1:]]
+    assert unknown_posts(posts, CALIBRATION / "kjv-john" / "posts", moved) == ["john/john-99.md"]
+    assert unknown_posts(posts, CALIBRATION / "kjv-john" / "posts", questions) == []
 
 
 def test_words_found_by_meaning_decline_more_off_topic_questions_at_the_same_target(samples):

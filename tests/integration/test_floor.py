@@ -196,11 +196,16 @@ def test_tally_moves_the_bar_to_each_samples_floor():
 
 def test_calibrate_on_several_tables_writes_a_bar_that_moves_with_the_floor(corpus, tmp_path):  # noqa: F811
     on, off = tmp_path / "on.jsonl", tmp_path / "off.jsonl"
-    on.write_text('{"id": "q1", "text": "Which tomatoes split in wet Augusts?"}\n')
+    on.write_text(
+        '{"id": "q1", "text": "Which tomatoes split in wet Augusts?"}\n'
+        '{"id": "q2", "text": "What do the bees eat?", "post": "no-such-post.md"}\n'
+    )
     off.write_text('{"id": "o1", "text": "Who won the 2018 football world cup?"}\n')
     args = ("calibrate", "--set", str(corpus), str(on), str(off), "--json")
     result = run(*args, data_dir=tmp_path / "db")
     assert result.exit_code == 0, result.output
+    # a question naming a post that is not there is said, not silently dropped from the small blogs
+    assert "warning: 1 post(s)" in result.output and "no-such-post.md" in result.output
     bar = json.loads(result.output.splitlines()[-1])["bar"]
     assert bar["floor"] is not None and bar["floor_low"] == bar["floor_high"]
     missing = run("calibrate", "--queries", str(on), data_dir=tmp_path / "db")
