@@ -108,21 +108,23 @@ def calibrate_cmd(
         raise click.UsageError("--queries and --off-topic go together (or use --set)")
     if not queries and not corpora:
         raise click.UsageError("give --queries and --off-topic, or --set POSTS QUERIES OFF_TOPIC")
-    # (family, table, posts root, answerable questions, off-topic ones)
-    sets: list[tuple[str, Any, str | None, list[Any], list[Any]]] = []
+    # (family, table, posts root, its posts as read, answerable questions, off-topic ones)
+    sets: list[tuple[str, Any, str | None, list[Any], list[Any], list[Any]]] = []
     if queries:
-        store = posts_table(_posts(posts_path), settings, embedder=embedder) if posts_path else stored
+        read = _posts(posts_path) if posts_path else []
+        store = posts_table(read, settings, embedder=embedder) if posts_path else stored
         if store.chunks is None:
             raise click.ClickException("nothing is stored yet: ingest posts first (or give --posts)")
         family = posts_path or "the stored table"
-        sets.append((family, store, posts_path, _questions(queries), _questions(off_topic)))
-    for posts, on_path, off_path in corpora:
+        sets.append((family, store, posts_path, read, _questions(queries), _questions(off_topic)))
+    for root, on_path, off_path in corpora:
         work = settings.data_dir / "eval-tables" / f"calibrate-{len(sets)}"
-        store = posts_table(_posts(posts), settings, embedder=embedder, work_dir=work)
-        sets.append((posts, store, posts, _questions([on_path]), _questions([off_path])))
+        read = _posts(root)
+        store = posts_table(read, settings, embedder=embedder, work_dir=work)
+        sets.append((root, store, root, read, _questions([on_path]), _questions([off_path])))
     samples = []
-    for number, (family, store, root, on, off) in enumerate(sets, 1):
-        posts = _posts(root) if small and root else []
+    for number, (family, store, root, read, on, off) in enumerate(sets, 1):
+        posts = read if small else []
         if posts and root and (unknown := unknown_posts(posts, root, on)):
             echo(
                 f"warning: {len(unknown)} post(s) named by questions asked of {safe(family)} are not "

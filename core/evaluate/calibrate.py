@@ -374,7 +374,7 @@ class _Grid:
     rule for a question in the posts' language, vectorised (a test holds the two to the same counts)."""
 
     similarity: np.ndarray
-    floor: np.ndarray  # nan: unknown
+    floors: list[float | None]  # each sample's table floor
     asked: np.ndarray
     blocked: np.ndarray  # declined whatever the bar: nothing quotable, no content word, an unknown name
     on_topic: np.ndarray
@@ -385,7 +385,7 @@ class _Grid:
         found = [s.signals for s in samples]
         return cls(
             similarity=np.array([f.similarity for f in found], dtype=float),
-            floor=np.array([np.nan if s.floor is None else s.floor for s in samples], dtype=float),
+            floors=[s.floor for s in samples],
             asked=np.array([f.asked for f in found], dtype=float),
             blocked=np.array([not f.quotable or not f.asked or bool(f.unknown_names) for f in found]),
             on_topic=np.array([s.on_topic for s in samples]),
@@ -395,22 +395,11 @@ class _Grid:
             },
         )
 
-    def shifts(self, bar: Bar) -> np.ndarray:
-        """Each sample's move of `bar`'s similarity thresholds on its table (Bar.on_floor's arithmetic)."""
-        if bar.floor is None:
-            return np.zeros_like(self.similarity)
-        held = self.floor
-        if bar.floor_low is not None:
-            held = np.maximum(held, bar.floor_low)
-        if bar.floor_high is not None:
-            held = np.minimum(held, bar.floor_high)
-        return np.nan_to_num(bar.floor_weight * (held - bar.floor), nan=0.0)
-
     def declines(self, start: Bar) -> list[tuple[int, int, Bar]]:
         """(answerable declined, off-topic declined, bar) for every bar of the grid (`start` supplying the
         floor and the cross-language bar)."""
         pairs = [(high, low) for high in SIMILARITIES for low in SIMILARITIES if low <= high]
-        shift = self.shifts(start)
+        shift = np.array([start.floor_shift(floor) for floor in self.floors])  # as Bar.on_floor moves it
         high = np.array([p[0] for p in pairs])[:, None] + shift[None, :]
         low = np.array([p[1] for p in pairs])[:, None] + shift[None, :]
         close, near = self.similarity >= high, self.similarity >= low

@@ -48,12 +48,20 @@ class Bar:
         English, so the floor says nothing across languages."""
         if self.floor is None or floor is None:
             return self
-        held = floor if self.floor_low is None else max(floor, self.floor_low)
-        held = held if self.floor_high is None else min(held, self.floor_high)
-        shift = self.floor_weight * (held - self.floor)
+        shift = self.floor_shift(floor)
         return dataclasses.replace(
             self, similarity=self.similarity + shift, supported=self.supported + shift, floor=None
         )
+
+    def floor_shift(self, floor: float | None) -> float:
+        """How far `similarity` and `supported` move on a table whose floor is `floor` (0 when either
+        floor is unknown): `floor_weight` × the difference, the table's floor held within the floors
+        calibrated on."""
+        if self.floor is None or floor is None:
+            return 0.0
+        held = floor if self.floor_low is None else max(floor, self.floor_low)
+        held = held if self.floor_high is None else min(held, self.floor_high)
+        return self.floor_weight * (held - self.floor)
 
 
 # Bar fields a profile may leave out (they then keep Bar's default).

@@ -33,7 +33,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from core.embed import Embedder
+from core.embed import Embedder, normalise_rows
 from core.embed.memo import query_vectors
 from core.embed.scales import relevance_scale, rescale
 from core.profiles import Bar, profile_for
@@ -109,8 +109,8 @@ def measure_floor(store: Store, embedder: Embedder, probes: Sequence[str] = PROB
     rows, chunks = store.vector_sample(SAMPLE)
     if rows == 0 or not len(chunks) or not probes:
         return None
-    vectors = np.asarray(query_vectors.embed(embedder, list(probes)), dtype=np.float32)
-    cosines = _unit(vectors) @ _unit(chunks).T  # probes x chunks
+    vectors = query_vectors.embed(embedder, list(probes))
+    cosines = normalise_rows(vectors) @ normalise_rows(chunks).T  # probes x chunks
     best = cosines.mean(axis=1) + cosines.std(axis=1) * expected_best(max(rows, MIN_CHUNKS))
     return rescale(float(np.median(best)), relevance_scale(embedder.model_id))
 
@@ -120,11 +120,6 @@ def expected_best(n: int) -> float:
     if n < 2:
         return 0.0
     return NormalDist().inv_cdf((n - 0.375) / (n + 0.25))
-
-
-def _unit(rows: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    return rows / np.where(norms == 0, 1.0, norms)
 
 
 def table_floor(store: Store, embedder: Embedder) -> float | None:
