@@ -7,6 +7,7 @@ core/answer/quotable.py and core/text/language.py do, and its WordPiece gives th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -16,10 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.answer.abstain import Signals, decide, thresholds_for
 from core.config import Settings
 from core.embed.multilingual import MODEL_ID as E5
 from core.ingest import ingest_paths
-from core.publish.bundle import FTS_STOP_WORDS, bm25_index, fts_tokens, lexicon, quantize, read_corpus
+from core.publish.bundle import FTS_STOP_WORDS, _rules, bm25_index, fts_tokens, lexicon, quantize, read_corpus
 from core.publish.model import MAX_TOKENS, weights_dir
 from core.publish.site import ASSETS, runtime_dir
 from core.store import Store
@@ -28,6 +30,7 @@ from core.text.words import content_words, light_words
 from tests.cli_support import run
 from tests.conftest import DEMO
 
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 QUESTION_FILES = ("queries.jsonl", "heldout.jsonl", "offtopic.jsonl", "queries_de.jsonl", "queries_tr.jsonl")
 
 
@@ -188,6 +191,50 @@ def test_the_page_reads_words_and_languages_as_the_server_does(projects, tmp_pat
     # The npm Porter2 stemmer is an older Snowball English than snowballstemmer 3 ("added": "ad", not
     # "add"; 393 of 170,785 dictionary words differ): 121 of these 125 texts stem identically.
     assert same_tokens >= 0.95 * len(texts)
+
+
+def test_the_pages_bar_decides_as_the_servers(tmp_path):
+    """The page's copy of `decide`, on a grid of signals under bars that differ in each field it reads
+    (the shipped bar, one whose close sentence may miss any word, one that allows none missing)."""
+    shipped = thresholds_for(MINILM)
+    bars = [
+        shipped,
+        dataclasses.replace(shipped, max_missing_close=1.0, max_missing=0.34),
+        dataclasses.replace(shipped, max_missing_close=0.0, similarity=0.5, supported=0.3),
+    ]
+    cases = [
+        Signals(MINILM, similarity, quotable, asked, [f"w{i}" for i in range(missing)], [], names, False)
+        for similarity in (0.2, 0.3, 0.36, 0.5, 0.6, 0.7)
+        for asked in (0, 1, 2, 3, 4, 6)
+        for missing in sorted({0, 1, asked // 2, asked})
+        if missing <= asked
+        for quotable in (True, False)
+        for names in ([], ["Stephen King"])
+    ]
+    out = run_node(
+        "const decide = core.Engine.prototype.decide;"
+        "console.log(JSON.stringify(input.bars.map((b) => input.cases.map((s) => decide(s, b)[0]))));",
+        {
+            "bars": [_rules(MINILM, bar)["thresholds"] for bar in bars],
+            "cases": [
+                {
+                    "similarity": s.similarity,
+                    "quotable": s.quotable,
+                    "asked": s.asked,
+                    "missing": s.missing,
+                    "shared": s.shared,
+                    "unknownNames": s.unknown_names,
+                    "otherLanguage": s.other_language,
+                }
+                for s in cases
+            ],
+        },
+        tmp_path,
+    )
+    expected = [[decide(s, bar)[0] for s in cases] for bar in bars]
+    assert out == expected
+    # The bars decide differently, so the grid tells them apart (a port ignoring a field would fail).
+    assert len({tuple(row) for row in expected}) == len(bars)
 
 
 def test_the_pages_wordpiece_gives_the_bundled_tokenizers_ids(tmp_path):
