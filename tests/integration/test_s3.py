@@ -142,6 +142,12 @@ def test_ingest_reingest_edit_delete_undo_and_search_on_s3(
     assert store.counts()[0] == 4 and store.counts()[1] > 4
     again = ingest_paths([folder], settings, store=store)
     assert again.count("unchanged") == 4 and again.chunks_embedded == 0, again.summary()
+    # The relevance floor's sample (core/search/floor.py) reads spread rows by offset from the bucket.
+    rows, sample = store.vector_sample(3)
+    stored_vectors = store.chunks.to_arrow()["vector"].to_pylist()
+    assert rows == len(stored_vectors) > 3 and len(sample) == 3
+    for i, vector in zip([0, rows // 3, 2 * rows // 3], sample, strict=True):
+        assert vector.tolist() == pytest.approx(stored_vectors[i])
 
     write_posts(folder, {"p1": post("Post 1", "A zebrawood marquetry panel, veneered by hand.")})
     edited = ingest_paths([folder], settings, store=store)
