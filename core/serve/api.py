@@ -27,7 +27,7 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -244,6 +244,16 @@ def _sse(event: str, data: dict) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
+def _check_collections(collections: Sequence[str], settings: Settings) -> None:
+    """ApiError 400 naming the first collection the table does not have: a widget's mistyped
+    data-collection would otherwise decline every question."""
+    known = shared_store(settings).collections()
+    unknown = sorted(set(collections) - set(known))
+    if unknown:
+        names = ", ".join(known) or "none yet"
+        raise ApiError(400, f'No collection named "{unknown[0]}" (the collections: {names}).')
+
+
 # The API -----------------------------------------------------------------------------------------------
 
 
@@ -262,12 +272,18 @@ class Api:
         except ConfigError as exc:
             raise ApiError(500, f"Inkwell's settings are invalid: {exc}") from None
 
-    def _admit(self, request: Request, settings: Settings, limits: ClientLimits | None = None) -> str:
-        """The client's key for the rate limit, once a question (or, with `limits`, another request) is
-        allowed (ApiError 403/429 otherwise)."""
+    @staticmethod
+    def _check_origin(request: Request, settings: Settings) -> None:
+        """ApiError 403 for a browser page of an origin the owner did not allow."""
         origin = request.headers.get("origin")
         if origin and not _same_origin(request, origin) and origin not in settings.allowed_origin_list:
             raise ApiError(403, ORIGIN_REFUSED)
+
+    def _admit(self, request: Request, settings: Settings, limits: ClientLimits | None = None) -> str:
+        """The client's key for the rate limit, once a question (or, with `limits`, another request) is
+        allowed (ApiError 403/429 otherwise). Called once the request is known to be well formed, so a
+        request refused with 400 costs the reader none of their questions."""
+        self._check_origin(request, settings)
         # As the chat decides it (core/serve/clients.py): uvicorn has already replaced a loopback peer with
         # the X-Forwarded-For entry it liked, so any local process could name a new client each time;
         # server_peer undoes that, and the header counts only from the owner's trusted proxies.
@@ -304,11 +320,12 @@ class Api:
 
     async def search(self, request: Request) -> Response:
         settings = self._settings()
-        self._admit(request, settings)
+        self._check_origin(request, settings)
         question = _question(request.query_params.get("q", ""), settings)
         k_text = request.query_params.get("k", "10")
         if not k_text.isdigit() or not 1 <= int(k_text) <= MAX_K:
             raise ApiError(400, f'"k" must be a whole number from 1 to {MAX_K}.')
+        self._admit(request, settings)
         k, base = int(k_text), _base(request)
 
         def run() -> list[dict]:
@@ -330,18 +347,15 @@ class Api:
 
     async def ask(self, request: Request) -> Response:
         settings = self._settings()
-        self._admit(request, settings)
+        self._check_origin(request, settings)
         asked = parse_ask(await _body(request), settings)
+        if asked.collections:
+            await run_in_threadpool(_check_collections, asked.collections, settings)
+        self._admit(request, settings)
         started, base = time.perf_counter(), _base(request)
 
         def turn() -> Turn:
             store = shared_store(settings)
-            if asked.collections:
-                known = store.collections()
-                unknown = sorted(set(asked.collections) - set(known))
-                if unknown:  # a widget's mistyped data-collection would otherwise decline every question
-                    names = ", ".join(known) or "none yet"
-                    raise ApiError(400, f'No collection named "{unknown[0]}" (the collections: {names}).')
             # As the chat: with every answer slot taken, a model rewrite of a follow-up would wait for the
             # model outside the queue, so the follow-up is joined to the question before it instead.
             gate = shared_gate(settings).status()
@@ -371,13 +385,14 @@ class Api:
     async def feedback(self, request: Request) -> Response:
         """A reader's thumbs up or down (and comment) on a logged answer: {question_id, up, comment?}."""
         settings = self._settings()
-        self._admit(request, settings, self.ratings)
+        self._check_origin(request, settings)
         data = await _body(request)
         question_id, up, comment = data.get("question_id"), data.get("up"), data.get("comment", "")
         if not isinstance(question_id, str) or not isinstance(up, bool) or not isinstance(comment, str):
             raise ApiError(400, 'Send {"question_id": "...", "up": true or false, "comment": "..."}.')
         _no_surrogates(question_id, "question_id")
         _no_surrogates(comment, "comment")
+        self._admit(request, settings, self.ratings)
         log = shared_question_log(settings)
         if not log.enabled:
             raise ApiError(404, "Questions are not kept here, so there is nothing to rate.")

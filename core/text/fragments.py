@@ -21,6 +21,9 @@ EDGE_WORDS = 4  # words of each end in the start,end form
 MAX_DIRECTIVES = 5  # sentences one link marks one by one (more: one range from the first to the last)
 READER_PATH = "read"  # url_path of the reader page (pages/read.py)
 MAX_READER_CHARS = 300  # of one sentence in a reader link (the page finds it by its start)
+# Sentences one reader link marks: every sentence an answer quotes from a post (a passage of ~100 words,
+# a list's lines: 11 in the demo); the bound only keeps a link from growing without end.
+MAX_READER_SENTENCES = 40
 
 
 def encode_part(text: str) -> str:
@@ -68,9 +71,11 @@ def fragment_link(url: str, sentences: str | Iterable[str]) -> str:
 
 
 def reader_link(post_id: str, sentences: Iterable[str] = ()) -> str:
-    """The app's reader page for a post, marking these sentences (relative: `read?post=…&q=…`)."""
+    """The app's reader page for a post, marking these sentences, each of them up to
+    MAX_READER_SENTENCES (relative: `read?post=…&q=…`). The page has no directive limit, so unlike
+    `fragment_link` each sentence keeps its own `q`."""
     quoted = list(dict.fromkeys(" ".join(s.split())[:MAX_READER_CHARS] for s in sentences if s.strip()))
-    query = urlencode([("post", post_id), *(("q", s) for s in quoted[:MAX_DIRECTIVES])])
+    query = urlencode([("post", post_id), *(("q", s) for s in quoted[:MAX_READER_SENTENCES])])
     return f"{READER_PATH}?{query}"
 
 

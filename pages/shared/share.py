@@ -10,9 +10,16 @@ from core.answer.owner import load_owner
 from core.config import ConfigError, Settings
 from core.serve.share import PLACEHOLDER_ORIGIN, app_origin, widget_tag
 from core.store import Store
-from pages.shared.state import KNOWN_ERRORS
+from pages.shared.state import KNOWN_ERRORS, admin_password
 from pages.shared.text import md_escape
 
+# Shown while no admin password is set: a blog's readers follow citations into this app.
+OPEN_TO_READERS = (
+    "No admin password is set, so the blog's readers can open every page of this app: a citation of a "
+    "post without an address opens Inkwell's reader page, whose sidebar lists Ingest, Settings and the "
+    "rest. Set `INKWELL_ADMIN_PASSWORD` (or `admin_password` in .streamlit/secrets.toml) before you "
+    "share the widget."
+)
 HOW_TO_ALLOW = (
     "Allow each blog by its address: `INKWELL_ALLOWED_ORIGINS=https://blog.example` (several separated "
     "by commas; or `allowed_origins` in .streamlit/secrets.toml), then restart Inkwell: they are read at "
@@ -50,6 +57,8 @@ def share_section(settings: Settings, store: Store) -> None:
     else:
         st.warning("No blog may use it yet: a page elsewhere is refused by the browser.")
     st.caption(HOW_TO_ALLOW)
+    if admin_password() is None:
+        st.warning(OPEN_TO_READERS)
 
 
 def _app_url() -> str | None:

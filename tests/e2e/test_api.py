@@ -253,6 +253,10 @@ def test_search_returns_the_hits_and_checks_k(client):
 
 
 def test_a_client_past_the_rate_limit_is_told_when_to_come_back(client):
+    # Requests refused as malformed cost no question (a widget's typo must not lock its reader out).
+    for bad in ({"question": ""}, {"question": "Bees?", "collection": "recipe"}) * PER_MINUTE:
+        assert ask(client, bad).status_code == 400
+    assert client.get("/api/search", params={"q": "bees", "k": 0}).status_code == 400
     statuses = [ask(client, {"question": "Bees?"}) for _ in range(PER_MINUTE + 1)]
     assert [r.status_code for r in statuses[:PER_MINUTE]] == [200] * PER_MINUTE
     refused = statuses[-1]

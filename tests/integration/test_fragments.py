@@ -103,6 +103,9 @@ def test_a_post_without_an_address_links_to_the_reader_page():
     assert path == "read"
     assert parse_qs(query) == {"post": ["caf\u00e9 & tea"], "q": ["One sentence, here.", "Two & three?"]}
     assert citation_link("x", "", "A b.") == reader_link("x", ["A b."])
+    # Every quoted sentence keeps its own q (a list of 11 lines quoted from one post: all marked).
+    lines = [f"Line {i} of a list." for i in range(11)]
+    assert parse_qs(reader_link("x", lines).partition("?")[2])["q"] == lines
     assert citation_link("x", "https://b.example/x/", "A b.") == fragment_link("https://b.example/x/", "A b.")
 
 

@@ -29,6 +29,8 @@ def test_the_owner_gets_the_widget_tag_and_the_allowed_blogs(tmp_path, monkeypat
     assert any("Replace https://inkwell.example" in c for c in shown(at.caption))
     assert "Blogs allowed to use it: `https://blog.example`, `http://localhost:4000`" in shown(at.markdown)
     assert any("INKWELL_ALLOWED_ORIGINS=https://blog.example" in c for c in shown(at.caption))
+    # No admin password: readers who follow a citation into the app could open every page.
+    assert any("No admin password is set" in w for w in shown(at.warning))
 
 
 def test_with_no_blog_allowed_the_owner_is_told_how_to_allow_one(tmp_path, monkeypatch):
@@ -45,3 +47,4 @@ def test_a_visitor_does_not_get_the_tag(tmp_path, monkeypatch):
     at.text_input[0].input("pw")
     button(at, "Unlock").click().run()
     assert any("widget.js" in c for c in codes(at))
+    assert not any("No admin password is set" in w for w in shown(at.warning))  # the owner set one
