@@ -26,8 +26,13 @@ def post_blocks(post_id: str, content_hash: str, _row: dict) -> list[Block]:
     try:
         return rebuild_post(_row).blocks
     except ValueError:
-        chunks = store.list_chunks(post_id, ["post_id", "idx", "section", "text"])
-        return [Block(c["text"]) for c in chunks if c.get("text")]
+        return chunk_blocks(post_id)
+
+
+def chunk_blocks(post_id: str) -> list[Block]:
+    """The post as its stored chunks say, in order: what answers quote, an owner's chunk edits included."""
+    chunks = store.list_chunks(post_id, ["post_id", "idx", "section", "text"])
+    return [Block(c["text"]) for c in chunks if c.get("text")]
 
 
 post_id = st.query_params.get("post", "")
@@ -50,6 +55,11 @@ if details:
 if reading.web_url(row.get("url") or ""):
     st.markdown(f"[Read it on the blog]({reading.web_url(row['url'])})")
 body, marked = reading.post_html(post_blocks(post_id, row.get("content_hash") or "", row), sentences)
+if sentences and not marked:
+    # The owner edited a chunk (Inspect chunks): the quote is in the chunks, not in the post as written.
+    body, marked = max(
+        (body, marked), reading.post_html(chunk_blocks(post_id), sentences), key=lambda x: x[1]
+    )
 if sentences and not marked:
     st.caption("The quoted sentences are not in this version of the post (it was edited since).")
 reading.draw_post(body, marked)

@@ -8,7 +8,7 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 from core.config import Settings
-from core.ingest import ingest_posts
+from core.ingest import edit_chunk, ingest_posts
 from core.models import Block, Post
 from core.store import Store
 from tests.conftest import button, open_app, select_rows, shown, texts
@@ -55,6 +55,27 @@ def test_reader_page_marks_the_quoted_sentence_and_runs_no_post_markup(data_dir,
     )
     scripts = [h for h in at.html if "scrollIntoView" in h.proto.body]
     assert len(scripts) == 1 and "evil" not in scripts[0].proto.body  # our script alone, no post text
+
+
+def test_a_quote_from_a_chunk_the_owner_edited_is_marked(data_dir, embedder):
+    """An answer quotes the chunks; after an edit in the inspector they differ from the post as written,
+    and the reader page shows the post as its chunks say rather than "edited since"."""
+    settings = Settings.load({"data_dir": data_dir}, environ={})
+    text = "I sharpen at 30 degrees.\n\nThen I strop the edge."
+    post = Post("sharp", "Sharpening", [Block(p) for p in text.split("\n\n")], raw=text, source="s.txt")
+    store = Store(data_dir)
+    assert ingest_posts([post], settings, store=store, embedder=embedder).ok
+    (chunk,) = store.list_chunks("sharp", ["chunk_id", "text"])
+    edited = "I sharpen at 30 degrees, checked with a protractor."
+    edit_chunk(chunk["chunk_id"], settings, text=edited, store=store, embedder=embedder)
+    at = open_app()
+    at.query_params["post"] = "sharp"
+    at.query_params["q"] = [edited]
+    at.switch_page("pages/read.py").run()
+    assert not at.exception
+    (body,) = [h.proto.body for h in at.html if "inkwell-post" in h.proto.body]
+    assert f'<mark class="inkwell-quote">{edited}</mark>' in body
+    assert not any("edited since" in c for c in shown(at.caption))
 
 
 def test_reader_page_for_a_missing_post_says_so(data_dir):
