@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.answer import reply
+from core.answer.abstain import NO_ANSWER_MESSAGE
 from core.answer.generate import DEFAULT_PROMPT_TEMPLATE, build_messages
 from core.answer.owner import (
     APPLIED,
@@ -121,9 +122,13 @@ def suggest() -> None:
 
 
 def not_set_note(key: str) -> str:
-    if key in APPLIED:
-        return f"Not saved: “{getattr(defaults, key) or DEFAULT_PROMPT_TEMPLATE}” applies (environment or default)."
-    return "Not saved."
+    """What applies to the field left empty: the environment's value or the default."""
+    if key not in APPLIED:
+        return "Not saved."
+    value = getattr(defaults, key)
+    if not value and key == "decline_text":
+        return f"Not saved: the built-in reply applies, “{NO_ANSWER_MESSAGE}” (in the reader's language)."
+    return f"Not saved: “{value or DEFAULT_PROMPT_TEMPLATE}” applies (environment or default)."
 
 
 def field(key: str, *, area: bool = False, height: int | None = None) -> None:

@@ -150,3 +150,13 @@ def test_suggesting_from_a_single_passage_says_more_questions_are_needed(data_di
     assert not at.exception and not at.error
     assert len(field(at, "starters").value.splitlines()) == 1
     assert any("add at least 2 more of your own" in w for w in shown(at.warning)), shown(at.warning)
+
+
+def test_an_empty_field_names_what_applies_instead():
+    """A field left empty says what readers get instead: the decline text the built-in reply (not the
+    persona prompt), the persona prompt the default one."""
+    at = owner_page()
+    notes = [c for c in shown(at.caption) if c.startswith("Not saved")]
+    decline = [n for n in notes if "built-in reply" in n]
+    assert len(decline) == 1 and "written about that" in decline[0], notes
+    assert sum("You are {author_name}" in n for n in notes) == 1, notes  # the persona prompt's alone
