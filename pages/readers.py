@@ -15,8 +15,11 @@ from datetime import UTC, datetime, timedelta
 import pandas as pd
 import streamlit as st
 
-from core.search.topics import Topic, find_topics
+from core.embed import cross_lingual
+from core.search.topics import Topic, find_topics, split_unread
+from core.store.corpus import corpus_language
 from core.store.questions import LoggedQuestion
+from core.text import language_name
 from pages import shared
 from pages.shared import feedback
 
@@ -113,7 +116,20 @@ else:
 # Asked but not written about -------------------------------------------------------------------------
 st.subheader("Asked but not written about")
 st.caption("Declined and rated-down questions, grouped by what they are about.")
-unanswered = [r.question for r in rows if r.unanswered]
+try:
+    posts_language = corpus_language(store, settings.local_home)
+    reads_across = cross_lingual(store.model_id() or "") or settings.should_translate
+except shared.KNOWN_ERRORS:
+    posts_language, reads_across = None, True
+about, unread = split_unread(rows, posts_language, reads_across)
+if unread:
+    counts = ", ".join(f"{language_name(code)} ({n})" for code, n in unread.most_common())
+    st.info(
+        f"Not counted here: questions the blog cannot read yet, in {counts}. Readers were told so in their "
+        "language. To answer them, re-embed with a multilingual model (`inkwell reembed --embed-model "
+        "multilingual-e5-small`) or configure an answer model that translates (docs/retrieval.md)."
+    )
+unanswered = [r.question for r in about]
 
 
 @st.cache_data(show_spinner="Grouping the questions…", ttl=600, max_entries=8)

@@ -34,7 +34,8 @@ from core.profiles import profile_for
 from core.search.floor import bar_for_table
 from core.search.posts import post_vectors
 from core.store import Store, StoreError
-from core.text import detect_language, function_words, stemmer_for
+from core.store.questions import LoggedQuestion
+from core.text import detect_language, function_words, languages_differ, stemmer_for
 from core.text.words import QUESTION_FILLER
 
 # Average linkage is quadratic in memory and cubic in time: at most this many distinct questions (the
@@ -268,3 +269,28 @@ def _add_closest(topics: list[Topic], store: Store, embedder: Embedder) -> None:
             continue
         post = int(views.chunk_post[best])
         topic.closest = ClosestPost(views.post_ids[post], views.titles[post], relevance)
+
+
+def split_unread(
+    rows: Sequence[LoggedQuestion], posts_language: str | None, reads_across: bool
+) -> tuple[list[LoggedQuestion], Counter[str]]:
+    """The unanswered rows that are about something the posts lack, and how many were declined only
+    because the table cannot read their language, per language: a question in another language than the
+    posts, declined, when the table's model does not read across languages and nothing translates
+    (`reads_across` False). Those readers got "I can't read questions in …", not "I haven't written about
+    that", so they say nothing about what the posts lack. Rated-down answers always count as unanswered."""
+    about: list[LoggedQuestion] = []
+    unread: Counter[str] = Counter()
+    for row in rows:
+        if not row.unanswered:
+            continue
+        if (
+            row.declined
+            and not reads_across
+            and posts_language
+            and languages_differ(row.language or "und", posts_language)
+        ):
+            unread[row.language] += 1
+        else:
+            about.append(row)
+    return about, unread

@@ -331,6 +331,24 @@ def test_the_readers_page_is_the_owners_and_shows_what_was_asked():
     assert draft.startswith("# ") and "- What do hens eat?" in draft
 
 
+@pytest.mark.usefixtures("corpus")
+def test_questions_the_blog_could_not_read_are_not_topics_of_what_it_lacks():
+    """A German question declined by an English-only table was told "I can't read German yet": it is
+    counted apart, with how to enable the language, not grouped as a topic the posts lack."""
+    log = logged(app_data_dir())
+    log.add(asked("How do I keep chickens in winter?", source="chat"))
+    log.add(Asked("Warum hast du mit dem Imkern angefangen?", "de", "none", True, (), 0.2, "chat"))
+    at = open_app("pages/readers.py", admin_password="pw")
+    at.text_input[0].input("pw")
+    next(b for b in at.button if b.label == "Unlock").click().run()
+    assert not at.exception, at.exception
+    (note,) = [i for i in texts(at.info) if "cannot read yet" in i]
+    assert "German (1)" in note and "reembed" in note
+    topics = [m for m in texts(at.markdown) if "· asked" in m]
+    assert topics and not any("imkern" in t.lower() or "angefangen" in t.lower() for t in topics), topics
+    assert "Warum hast du" not in everything(at)
+
+
 # Topic quality -----------------------------------------------------------------------------------------
 
 
