@@ -140,10 +140,11 @@ def history() -> list[dict]:
     ]
 
 
-def ask(question: str, override: list[str] | None = None) -> dict:
+def ask(question: str, override: list[str] | None = None, replacing: str | None = None) -> dict:
     """Answer one question, drawing as it goes; returns the assistant message to keep.
 
-    `override` is the collections the reader chose with a button under the last answer ([] = all).
+    `override` is the collections the reader chose with a button under the last answer ([] = all);
+    `replacing` the logged question id of the answer this one replaces (it is revised, not logged again).
     """
     started = time.perf_counter()
     message: dict = {"role": "assistant", "content": "", "question": question}
@@ -201,7 +202,7 @@ def ask(question: str, override: list[str] | None = None) -> dict:
             )
         if answered.mode != "generative":
             replies.show_body(message)
-        message["question_id"] = feedback.record_reply(settings, answered, question, started)
+        message["question_id"] = feedback.record_reply(settings, answered, question, started, replacing)
     except AnswerRefused as exc:
         message["error"] = md(exc)
     except AnswerStopped as exc:
@@ -241,6 +242,7 @@ if question is not None:
         st.warning(str(exc))
 override = st.session_state.pop(OVERRIDE, None)
 replaced = False  # an override re-asked the last question: its answer replaces the old one
+replacing = None  # and the old answer's logged question id, revised rather than logged again
 if asked or (override is not None and len(messages) >= 2 and messages[-2]["role"] == "user"):
     # A new question, or an override button: the last question again, in the chosen collections.
     allowed = shared.limiter().acquire()
@@ -249,6 +251,7 @@ if asked or (override is not None and len(messages) >= 2 and messages[-2]["role"
         asked = None
     elif not asked:
         asked = messages[-2]["content"]
+        replacing = messages[-1].get("question_id")
         del messages[-2:]  # the new answer takes the old one's place
         replaced = True
     else:
@@ -265,7 +268,7 @@ if asked:
     messages.extend([user, pending])
     show_message(user)
     with st.chat_message("assistant"):
-        answer_message = ask(user["content"], override)
+        answer_message = ask(user["content"], override, replacing)
     messages[-2:] = [user, answer_message]
     if kept.enabled:
         cid = shared.conversation_id() or shared.start_conversation()

@@ -33,10 +33,23 @@ def asked_of(answered: Reply, question: str, source: str, seconds: float) -> Ask
     )
 
 
-def record(questions: QuestionLog, answered: Reply, question: str, source: str, seconds: float) -> str | None:
-    """Log a consumed reply; returns the new question id, which feedback is recorded against."""
+def record(
+    questions: QuestionLog,
+    answered: Reply,
+    question: str,
+    source: str,
+    seconds: float,
+    *,
+    replacing: str | None = None,
+) -> str | None:
+    """Log a consumed reply; returns the new question id, which feedback is recorded against. With
+    `replacing` (the id of a logged question this reply answers again, e.g. in other collections), that
+    row is revised and its id returned, so the question is counted once (a new row when it is gone)."""
     try:
-        return questions.add(asked_of(answered, question, source, seconds))
+        asked = asked_of(answered, question, source, seconds)
+        if replacing and questions.revise(replacing, asked):
+            return replacing
+        return questions.add(asked)
     except (StoreError, OSError, RuntimeError) as exc:  # lance raises these for I/O trouble
         log.warning("could not log the question: %s", exc)
         return None

@@ -194,6 +194,32 @@ class QuestionLog:
             self._compact()
         return question_id
 
+    def revise(self, question_id: str, asked: Asked) -> bool:
+        """The logged question answered again (the chat's "Search only …" buttons re-ask it in other
+        collections): its row takes the new answer's mode, decline, posts and seconds, and loses the
+        rating given to the old answer. Its id, time and source stay, so the question is counted once.
+        False when the log is off or has no such question."""
+        old = self.get(question_id) if self.enabled and _ID.fullmatch(question_id or "") else None
+        if old is None:
+            return False
+        row = {
+            **old.to_json(),
+            "mode": asked.mode,
+            "declined": bool(asked.declined),
+            "posts": list(dict.fromkeys(asked.posts)),
+            "seconds": max(0.0, float(asked.seconds)),
+            "feedback": None,
+            "comment": "",
+        }
+        # A whole typed row (an update's values cannot say the type of an empty list of posts).
+        data = pa.Table.from_pylist([row], schema=QUESTIONS_SCHEMA)
+
+        def write() -> Any:
+            return self._open().merge_insert("question_id").when_matched_update_all().execute(data)
+
+        result = retry_commit("revise the question", write)
+        return result.num_updated_rows > 0
+
     def feedback(self, question_id: str, up: bool | None, comment: str = "") -> bool:
         """Record a reader's thumbs up (True) or down (False; None keeps what was given) and comment
         against a logged question. False when the log is off or has no such question."""

@@ -28,9 +28,14 @@ def question_log(settings: Settings) -> QuestionLog:
     return shared_question_log(settings)
 
 
-def record_reply(settings: Settings, answered: Reply, question: str, started: float) -> str | None:
-    """Log a chat reply whose text is known; `started` is the perf_counter when the question came in."""
-    return record(question_log(settings), answered, question, "chat", time.perf_counter() - started)
+def record_reply(
+    settings: Settings, answered: Reply, question: str, started: float, replacing: str | None = None
+) -> str | None:
+    """Log a chat reply whose text is known; `started` is the perf_counter when the question came in.
+    `replacing`: the id of the logged question this reply answers again (re-asked in other collections),
+    whose row it revises instead of logging the question twice."""
+    seconds = time.perf_counter() - started
+    return record(question_log(settings), answered, question, "chat", seconds, replacing=replacing)
 
 
 def _rated(question_id: str, settings: Settings) -> None:

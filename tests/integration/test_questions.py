@@ -274,6 +274,19 @@ def check_nothing_lost(log: QuestionLog, count: int) -> None:
     }
 
 
+def test_a_question_answered_again_is_revised_not_logged_twice(tmp_path):
+    log = QuestionLog(Store(tmp_path / "db"))
+    first = log.add(Asked("Bees?", "en", "extractive", False, ("bees",), 0.4, "chat"))
+    assert first and log.feedback(first, up=False, comment="wrong post")
+    again = Asked("Bees?", "en", "none", True, (), 0.1, "chat")  # re-asked in another collection
+    assert log.revise(first, again)
+    (row,) = log.query()
+    assert (row.question_id, row.mode, row.declined, row.posts) == (first, "none", True, ())
+    assert row.feedback is None and row.comment == ""  # the rating was of the old answer
+    assert not log.revise("0" * 32, again) and not log.revise("not an id", again)
+    assert not QuestionLog(Store(tmp_path / "db"), enabled=False).revise(first, again)
+
+
 def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     folder = str(tmp_path / "db")
     run_writers(folder, {}, 25)

@@ -364,6 +364,12 @@ def test_chat_shows_the_route_and_the_override_asks_again(app_env, monkeypatch):
         assert "I haven't written about that" in at.chat_message[1].markdown[0].value
         assert len(server.chat_requests) == 2
         assert len(at.chat_message) == 2 and at.chat_message[0].text[0].value == CLEAR
+    # Asked once, re-asked twice by the buttons: logged once, as its last answer (declined, in trains).
+    from core.store import Store
+    from core.store.questions import QuestionLog
+
+    (logged,) = QuestionLog(Store(app_env)).query()
+    assert logged.question == CLEAR and logged.declined and logged.mode == "none"
 
 
 def test_ingest_page_saves_valid_rules_only_and_tries_a_question(app_env):
