@@ -162,7 +162,7 @@ with right:
         on_click=suggest,
         icon=":material/lightbulb:",
         help=f"Up to 4 questions (at most {MAX_STARTERS} are kept) made from the most central passage of "
-        "each group of similar posts: from its heading, keywords or title, never claiming what it says.",
+        "each group of similar posts: from its heading and title, never claiming what it says.",
     )
 field("persona_prompt", area=True, height=180)
 st.button("Start from the example persona", on_click=use_example_persona, type="tertiary")

@@ -9,9 +9,14 @@ is turned into a question by a fixed template from what the chunk itself names, 
 claims something the post does not say:
 
 - its section heading, when the heading is itself a question ("Why did I start?"): asked as written;
-- else its section heading, as written: "What have you written about <heading>?";
-- else its two best keywords: "What have you written about <k1> and <k2>?";
-- else its post's title: "What is your post “<title>” about?".
+- else its section heading and its post's title, both quoted as written: "What do you say about
+  “<heading>” in “<title>”?" (a heading alone is often too vague to search for: "The wood");
+- else its post's title: "What is your post “<title>” about?";
+- a chunk that tops up a small blog (below) and has no heading: its best keyword, "What do you say
+  about “<keyword>” in “<title>”?", since the post's title question is already taken.
+
+Headings, titles and keywords are quoted, since they are names or phrases of any kind ("The books that
+shaped me", "afraid of feedback") that do not read as part of a sentence.
 
 A blog with fewer posts than the Settings page's least number of starters (3) is topped up from its
 posts' other chunks, the most central first, so two posts still give three questions; a single chunk
@@ -41,7 +46,7 @@ class Starter:
     chunk_id: str
     post_id: str
     title: str
-    basis: str  # "question heading" | "heading" | "keywords" | "title": what the question was made from
+    basis: str  # "question heading" | "heading" | "keyword" | "title": what the question was made from
 
 
 def suggest_starters(store: Store, count: int = 4) -> list[Starter]:
@@ -83,7 +88,7 @@ def suggest_starters(store: Store, count: int = 4) -> list[Starter]:
             if len(starters) >= want:
                 break
             if chunk_id in more:
-                starters = _distinct([*starters, _starter(more[chunk_id])])
+                starters = _distinct([*starters, _starter(more[chunk_id], topping_up=True)])
     return starters
 
 
@@ -128,21 +133,24 @@ def _normalised(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.where(norms == 0, 1, norms)
 
 
-def _starter(chunk: dict) -> Starter:
-    question, basis = question_for(
-        chunk.get("section") or "", chunk.get("title") or "", chunk.get("keywords")
-    )
+def _starter(chunk: dict, *, topping_up: bool = False) -> Starter:
+    keywords = chunk.get("keywords") if topping_up else None
+    question, basis = question_for(chunk.get("section") or "", chunk.get("title") or "", keywords)
     return Starter(question, chunk["chunk_id"], chunk["post_id"], chunk.get("title") or "", basis)
 
 
-def question_for(section: str, title: str, keywords: list[str] | None) -> tuple[str, str]:
-    """A question from what a chunk names (see the module docstring), and what it was made from."""
+def question_for(section: str, title: str, keywords: list[str] | None = None) -> tuple[str, str]:
+    """A question from what a chunk names (see the module docstring), and what it was made from; its
+    best keyword is used, with none of the heading's, only when `keywords` are given."""
     heading = " ".join(section.split()).strip(" .:;-–—")
-    if heading and heading.lower() != title.strip().lower() and len(heading.split()) <= MAX_HEADING_WORDS:
+    named = " ".join(title.split())
+    if heading and heading.lower() != named.lower() and len(heading.split()) <= MAX_HEADING_WORDS:
         if heading.endswith("?"):
             return heading, "question heading"
-        return f"What have you written about {heading}?", "heading"  # as written: it may be a name
-    words = [k.strip() for k in keywords or [] if k and k.strip()][:2]
-    if words:
-        return f"What have you written about {' and '.join(words)}?", "keywords"
-    return f"What is your post “{' '.join(title.split())}” about?", "title"
+        if named:
+            return f"What do you say about “{heading}” in “{named}”?", "heading"
+        return f"What have you written about “{heading}”?", "heading"
+    best = next((k.strip() for k in keywords or [] if k and k.strip()), "")
+    if best and named:
+        return f"What do you say about “{best}” in “{named}”?", "keyword"
+    return f"What is your post “{named}” about?", "title"
