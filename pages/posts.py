@@ -249,7 +249,7 @@ with upload_tab:
         key="upload_collection",
         help="Empty: each post's own collection (front matter or JSON field), else 'writings'.",
     )
-    col_drafts, col_pages = st.columns(2)
+    col_drafts, col_pages, col_members = st.columns(3)
     export_options = ImportOptions(
         include_drafts=col_drafts.checkbox(
             "Include drafts",
@@ -258,6 +258,12 @@ with upload_tab:
         ),
         include_pages=col_pages.checkbox(
             "Include pages", key="upload_pages", help="Blog exports: also pages (About, Contact…)."
+        ),
+        include_members=col_members.checkbox(
+            "Include members-only posts",
+            key="upload_members",
+            help="Ghost and Substack exports: also posts for paying or signed-in members only. Answers "
+            "quote stored posts to any reader.",
         ),
     )
     if files:

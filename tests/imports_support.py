@@ -6,6 +6,7 @@ exports (XML bombs, external entities, zip bombs, path escapes, corrupt zips, en
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 from pathlib import Path
 
@@ -29,6 +30,60 @@ def zip_of(members: dict[str, bytes]) -> bytes:
         for name, data in members.items():
             archive.writestr(name, data)
     return buffer.getvalue()
+
+
+# Posts for paying or signed-in members only -----------------------------------------------------------
+
+# post id → (title, paragraph): in each export two are public (one of them without the field, as
+# older exports are) and three are for paying or signed-in members only.
+MEMBERS_POSTS = {
+    "open-hives": ("Open Hives", "I open the hives on the first warm day above fifteen degrees."),
+    "queen-rearing": ("Queen Rearing", "Grafting larvae under a day old gives the best queens."),
+    "winter-feeding": ("Winter Feeding", "Fondant goes on the crown board in January, never syrup."),
+    "mite-counts": ("Mite Counts", "A sugar roll of three hundred bees tells me the mite load."),
+    "first-honey": ("First Honey", "The first super came off in July, forty pounds of lime honey."),
+}
+PUBLIC_POSTS = {"open-hives", "first-honey"}
+
+
+def members_ghost() -> bytes:
+    """A Ghost 5 export: one public post, one each for paid members, signed-in members and chosen
+    tiers, and one from before visibility was exported (no field: public)."""
+    visibility = {"open-hives": "public", "queen-rearing": "paid", "winter-feeding": "members"}
+    visibility["mite-counts"] = "tiers"
+    posts = []
+    for number, (slug, (title, text)) in enumerate(MEMBERS_POSTS.items(), 1):
+        row = {
+            "id": f"p{number}",
+            "title": title,
+            "slug": slug,
+            "html": f"<p>{text}</p>",
+            "status": "published",
+            "type": "post",
+            "published_at": f"2023-0{number}-01T08:00:00.000Z",
+        }
+        if slug in visibility:
+            row["visibility"] = visibility[slug]
+        if slug == "mite-counts":
+            row["tiers"] = [{"id": "t1", "name": "Beekeepers"}]
+        posts.append(row)
+    data = {"db": [{"meta": {"version": "5.78.0"}, "data": {"posts": posts, "tags": [], "posts_tags": []}}]}
+    return json.dumps(data).encode()
+
+
+def members_substack() -> bytes:
+    """A Substack export: posts.csv and posts/*.html, one post for everyone, one for paid
+    subscribers, one for founding members and one for free subscribers; one row without an audience
+    (an export from before audiences: everyone)."""
+    audience = {"open-hives": "everyone", "queen-rearing": "only_paid", "winter-feeding": "only_free"}
+    audience |= {"mite-counts": "founding", "first-honey": ""}
+    rows = ["post_id,post_date,is_published,email_sent_at,inbox_sent_at,type,audience,title,subtitle"]
+    members = {}
+    for number, (slug, (title, text)) in enumerate(MEMBERS_POSTS.items(), 1):
+        post_id = f"5500{number}.{slug}"
+        rows.append(f"{post_id},2023-0{number}-01T09:00:00.000Z,true,,,newsletter,{audience[slug]},{title},")
+        members[f"posts/{post_id}.html"] = f"<p>{text}</p>".encode()
+    return zip_of({"posts.csv": ("\n".join(rows) + "\n").encode(), **members})
 
 
 # PDF -------------------------------------------------------------------------------------------------

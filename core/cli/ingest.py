@@ -39,6 +39,12 @@ from core.prepare import LLMPrepOptions, prepare_posts
 )
 @click.option("--include-pages", is_flag=True, help="Blog exports: also read pages (About, Contact…).")
 @click.option(
+    "--include-members",
+    is_flag=True,
+    help="Blog exports (Ghost, Substack): also read posts for paying or signed-in members only; answers "
+    "quote stored posts to any reader.",
+)
+@click.option(
     "--replace",
     is_flag=True,
     help="Let a post replace a stored one of the same id read from another file (refused otherwise, "
@@ -77,6 +83,7 @@ def ingest(
     force: bool,
     include_drafts: bool,
     include_pages: bool,
+    include_members: bool,
     replace: bool,
     remember: bool,
     strategy: str | None,
@@ -115,14 +122,19 @@ def ingest(
         reader_languages=reader_languages,
     )
     urls = [p for p in paths if is_web_address(p)]
+    options = ImportOptions(
+        include_drafts=include_drafts, include_pages=include_pages, include_members=include_members
+    )
     if remember:
         if "-" in paths or llm.enabled or dry_run:
             raise click.UsageError(
                 "--remember keeps folders and files, without the LLM options or --dry-run ('-' is no path)"
             )
-        options = dict(collection=collection, include_drafts=include_drafts, include_pages=include_pages)
         files = [p for p in paths if p not in urls]
-        sys.exit(0 if ingest_remembered(urls, files, settings, force, replace, as_json, **options) else 1)
+        remembered = ingest_remembered(
+            urls, files, settings, force, replace, as_json, collection=collection, options=options
+        )
+        sys.exit(0 if remembered else 1)
     web = ingest_web(urls, settings, collection=collection, as_json=as_json) if urls else []
     web_ok = all(o.ok for o in web)
     if urls and len(urls) == len(paths):
@@ -130,7 +142,6 @@ def ingest(
             print_json(outcomes_json(web))
         sys.exit(0 if web_ok else 1)
     files = [p for p in paths if p != "-" and p not in urls]
-    options = ImportOptions(include_drafts=include_drafts, include_pages=include_pages)
     parsed = parse_paths(files, collection=collection, options=options)
     if "-" in paths:
         if not title:

@@ -20,6 +20,7 @@ from core.ingest import Progress
 
 if TYPE_CHECKING:
     from core.ingest.web.sync import SourceOutcome
+    from core.parse import ImportOptions
 
 _INTERVAL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -126,8 +127,7 @@ def ingest_remembered(
     as_json: bool,
     *,
     collection: str | None,
-    include_drafts: bool,
-    include_pages: bool,
+    options: ImportOptions,
 ) -> bool:
     """Ingest each address and each local folder or file, and remember them all for `inkwell sync`."""
     from core.ingest.web import ingest_path
@@ -139,8 +139,7 @@ def ingest_remembered(
                 path,
                 settings,
                 collection=collection,
-                include_drafts=include_drafts,
-                include_pages=include_pages,
+                options=options,
                 progress=progress,
                 force=force,
                 replace=replace,

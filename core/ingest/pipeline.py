@@ -34,7 +34,7 @@ from core.embed import (
 from core.ingest.report import IngestReport, PostOutcome, Progress
 from core.ingest.timed import POST_TIME_LIMIT, TimedEmbedder
 from core.models import Chunk, ParseError, Post
-from core.parse import parse_paths
+from core.parse import ImportOptions, parse_paths
 from core.parse.addresses import permalink_url, resolve_url
 from core.parse.exported import PLATFORMS
 from core.parse.platforms import export_platform
@@ -542,8 +542,11 @@ def ingest_paths(
     force: bool = False,
     llm: LLMPrepOptions | None = None,
     replace: bool = False,
+    options: ImportOptions | None = None,
 ) -> IngestReport:
-    parsed = parse_paths(paths, collection=collection)
+    """Parse `paths` (blog exports with `options`: drafts, pages, members-only posts) and ingest their
+    posts (see ingest_posts)."""
+    parsed = parse_paths(paths, collection=collection, options=options)
     names = ", ".join(str(p) for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     return ingest_posts(
         parsed.posts,

@@ -1,5 +1,5 @@
 """What the blog-platform parsers share: a post made from an HTML body and the export's fields, and the
-summary of what an export left out (drafts, pages)."""
+summary of what an export left out (drafts, pages, posts for members only)."""
 
 from __future__ import annotations
 
@@ -94,10 +94,25 @@ def warn_no_site(ctx: Context, count: int, why: str) -> None:
         )
 
 
+# The kind of post LeftOut counts for posts gated to paying or signed-in members.
+MEMBERS_ONLY = "members"
+
+
 class LeftOut:
     """Counts what an export holds but was not asked for, reported once as a warning."""
 
-    _HOW: ClassVar[dict[str, str]] = {"draft": "--include-drafts", "page": "--include-pages"}
+    _HOW: ClassVar[dict[str, str]] = {
+        "draft": "--include-drafts",
+        MEMBERS_ONLY: "--include-members",
+        "page": "--include-pages",
+    }
+    # A kind's words, one and many, where they are not the kind and the kind + "s".
+    _NOUNS: ClassVar[dict[str, tuple[str, str]]] = {
+        MEMBERS_ONLY: (
+            "post for paying or signed-in members only",
+            "posts for paying or signed-in members only",
+        )
+    }
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
@@ -108,7 +123,10 @@ class LeftOut:
     def report(self, ctx: Context) -> None:
         if not self.counts:
             return
-        parts = [f"{n} {kind}{'s' * (n != 1)}" for kind, n in sorted(self.counts.items())]
+        parts = [
+            f"{n} {self._NOUNS.get(kind, (kind, kind + 's'))[n != 1]}"
+            for kind, n in sorted(self.counts.items())
+        ]
         how = " / ".join(self._HOW[k] for k in sorted(self.counts) if k in self._HOW)
         hint = f" (read them with {how}, or the Ingest page's checkboxes)" if how else ""
         ctx.warn(f"left out {', '.join(parts)}{hint}")

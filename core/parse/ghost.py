@@ -1,7 +1,8 @@
 """Ghost exports (Settings → Labs → Export, a `.json`): `db[0].data.posts`, with tags joined through
 `posts_tags`. A post's text is its `html`, else its Lexical or Mobiledoc document (read as headings and
 paragraphs), else its `plaintext`. Its address is the site URL (the export's `url` setting, else the
-import's site URL, INKWELL_SITE_URL) and its slug."""
+import's site URL, INKWELL_SITE_URL) and its slug. A post whose `visibility` is not "public" (members,
+paid, tiers) is for members only: read with `include_members`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import json
 from typing import Any
 
 from core.models import Post
-from core.parse.exported import GHOST, LeftOut, html_post, site_address, warn_no_site
+from core.parse.exported import GHOST, MEMBERS_ONLY, LeftOut, html_post, site_address, warn_no_site
 from core.parse.fields import BadInput, Context, as_text
 
 _HEADINGS = frozenset(f"h{n}" for n in range(1, 7))
@@ -66,6 +67,10 @@ def _post(
         return None
     if not published and not ctx.options.include_drafts:
         left_out.add("draft")
+        return None
+    # Older exports have no `visibility`: every post was public.
+    if (as_text(row.get("visibility")) or "public").lower() != "public" and not ctx.options.include_members:
+        left_out.add(MEMBERS_ONLY)
         return None
     slug, title = as_text(row.get("slug")), as_text(row.get("title"))
     return html_post(

@@ -17,8 +17,8 @@ Formats, by file suffix:
   `=== POST END ===` lines; a post's first line may be `URL: <its address>`.
 - Blog-platform exports, many posts each, with their addresses (`Post.url`), tags and slugs as ids:
   WordPress `.xml` (WXR; core/parse/wxr.py), Ghost `.json` (core/parse/ghost.py), Substack and Medium
-  `.zip` (core/parse/substack.py, medium.py; zips read by core/parse/safezip.py). Published posts only
-  unless `ImportOptions` asks for drafts or pages.
+  `.zip` (core/parse/substack.py, medium.py; zips read by core/parse/safezip.py). Published public
+  posts only unless `ImportOptions` asks for drafts, pages or posts for members only.
 - `.pdf` (core/parse/pdf.py) and `.docx` (core/parse/word.py): one post each, titled by their metadata.
 
 Addresses (`Post.url`, core/parse/addresses.py): front matter or JSON `url`, `permalink`,

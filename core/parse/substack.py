@@ -1,7 +1,9 @@
 """Substack exports (Settings → Export your data, a `.zip`): `posts.csv` lists each post (`post_id` is
-"<number>.<slug>", `is_published`, `post_date`, `type`, `title`) and `posts/<post_id>.html` holds its
-body. The export names no site, so a post's address is the import's site URL (INKWELL_SITE_URL) +
-`/p/<slug>`, or "" without one; Substack has no tags. Subscriber lists in the zip are never read."""
+"<number>.<slug>", `is_published`, `post_date`, `type`, `audience`, `title`) and `posts/<post_id>.html`
+holds its body. The export names no site, so a post's address is the import's site URL
+(INKWELL_SITE_URL) + `/p/<slug>`, or "" without one; Substack has no tags. A post whose `audience` is
+not "everyone" (only_paid, founding, only_free) is for subscribers only: read with `include_members`.
+Subscriber lists in the zip are never read."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from posixpath import dirname, join
 from lxml import etree, html
 
 from core.models import Post
-from core.parse.exported import SUBSTACK, LeftOut, html_post, site_address, warn_no_site
+from core.parse.exported import MEMBERS_ONLY, SUBSTACK, LeftOut, html_post, site_address, warn_no_site
 from core.parse.fields import BadInput, Context
 from core.parse.safezip import SafeZip
 
@@ -44,6 +46,11 @@ def parse_substack(ctx: Context, archive: SafeZip, index: str) -> list[Post]:
             continue
         if not published and not ctx.options.include_drafts:
             left_out.add("draft")
+            continue
+        # An export without the column predates audiences: every post was for everyone.
+        audience = (row.get("audience") or "everyone").strip().lower()
+        if audience != "everyone" and not ctx.options.include_members:
+            left_out.add(MEMBERS_ONLY)
             continue
         member = join(base, "posts", f"{post_id}.html")
         if not post_id or member not in archive.names:

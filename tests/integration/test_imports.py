@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from core.ingest import ingest_paths
 from core.ingest.rebuild import rebuild_post
 from core.parse import ImportOptions, parse_bytes, parse_paths
 from core.parse.fields import BadInput
@@ -24,17 +25,21 @@ from tests.imports_support import (
     EXTERNAL_ENTITY,
     FIXTURES,
     MALFORMED_WXR,
+    MEMBERS_POSTS,
+    PUBLIC_POSTS,
     SITE,
     corrupt_zip,
     escaping_zip,
     essay_docx,
     essay_pdf,
     make_pdf,
+    members_ghost,
+    members_substack,
     zip_bomb,
     zip_of,
     zipped,
 )
-from tests.writers_support import embedding_server, environ
+from tests.writers_support import embedding_server, environ, settings_from
 
 WOODSHOP = "https://woodshop.example"
 MEDIUM = "https://medium.example/@maraquill"
@@ -76,7 +81,6 @@ EXPECTED = {
     ],
     "substack.zip": [
         ("the-steam-box", "The Steam Box", "2023-02-14", [], f"{SITE}/p/the-steam-box"),
-        ("a-year-of-chairs", "A Year of Chairs, Counted", "2023-12-30", [], f"{SITE}/p/a-year-of-chairs"),
     ],
     "medium.zip": [
         (
@@ -105,6 +109,8 @@ DRAFTS = {
     "medium.zip": {"kiln-schedules-9a8b7c6d5e4f"},
 }
 PAGES = {"wordpress.xml": {"about"}, "ghost.json": {"commissions"}}
+# What --include-members adds: posts for paying or signed-in members only (Substack audience only_paid).
+MEMBERS = {"substack.zip": {"a-year-of-chairs"}}
 
 
 def export_files() -> dict[str, bytes]:
@@ -180,9 +186,11 @@ def test_drafts_and_pages_only_when_asked(site, tmp_path, name) -> None:
     assert {p.post_id for p in drafts.posts} == published | DRAFTS[name]
     # A draft has no public address (its WordPress link is a ?p= preview).
     assert all(not p.url for p in drafts.posts if p.post_id in DRAFTS[name])
-    both = parse_paths(path, options=ImportOptions(include_drafts=True, include_pages=True))
-    assert {p.post_id for p in both.posts} == published | DRAFTS[name] | PAGES.get(name, set())
-    assert not both.warnings
+    everything = ImportOptions(include_drafts=True, include_pages=True, include_members=True)
+    every = parse_paths(path, options=everything)
+    added = DRAFTS[name] | PAGES.get(name, set()) | MEMBERS.get(name, set())
+    assert {p.post_id for p in every.posts} == published | added
+    assert not every.warnings
 
 
 def test_wordpress_shortcodes_and_media_leave_the_prose_and_captions() -> None:
@@ -309,6 +317,53 @@ def test_include_drafts_and_pages_through_the_cli(server, tmp_path) -> None:
     }
 
 
+# Exports whose posts include some for paying or signed-in members only: file name → its bytes.
+MEMBERS_EXPORTS = {"hives.ghost.json": members_ghost, "hives-substack.zip": members_substack}
+LEFT_OUT_MEMBERS = (
+    "left out 3 posts for paying or signed-in members only (read them with --include-members, or the "
+    "Ingest page's checkboxes)"
+)
+
+
+@pytest.mark.parametrize("name", list(MEMBERS_EXPORTS))
+def test_members_only_posts_are_stored_only_when_asked(server, site, tmp_path, name) -> None:
+    path, db = tmp_path / name, tmp_path / "db"
+    path.write_bytes(MEMBERS_EXPORTS[name]())
+    settings = settings_from(environ(server, db, chunk_tokens="300"))
+
+    report = ingest_paths([path], settings)
+
+    assert report.ok, report.summary()
+    assert set(stored(db)) == PUBLIC_POSTS  # answers quote stored posts to any reader
+    assert [w.message for w in report.warnings] == [LEFT_OUT_MEMBERS]
+    gated = [text for post_id, (_, text) in MEMBERS_POSTS.items() if post_id not in PUBLIC_POSTS]
+    chunks = " ".join(row["text"] for row in Store(db).list_chunks(columns=["text"]))
+    assert not any(text in chunks for text in gated)
+
+    everything = ingest_paths([path], settings, options=ImportOptions(include_members=True))
+    assert everything.ok and not everything.warnings, everything.summary()
+    assert set(stored(db)) == set(MEMBERS_POSTS)
+
+
+@pytest.mark.parametrize("name", list(MEMBERS_EXPORTS))
+def test_include_members_through_the_cli(server, tmp_path, name) -> None:
+    path, db = tmp_path / name, tmp_path / "db"
+    path.write_bytes(MEMBERS_EXPORTS[name]())
+    env = {**environ(server, db, chunk_tokens="300"), "INKWELL_SITE_URL": SITE}
+
+    plain = run_cli(["ingest", str(path)], env)
+    assert plain.code == 0, plain.stderr[-3000:]
+    assert [line for line in plain.stderr.splitlines() if line.startswith("warning")] == [
+        f"warning {path}: {LEFT_OUT_MEMBERS}"
+    ]
+    assert set(stored(db)) == PUBLIC_POSTS
+
+    run = run_cli(["ingest", str(path), "--include-members"], env)
+    assert run.code == 0, run.stderr[-3000:]
+    assert "warning" not in run.stderr
+    assert set(stored(db)) == set(MEMBERS_POSTS)
+
+
 def test_ghost_and_substack_without_a_site_url_say_so_once_per_file(server, tmp_path, monkeypatch) -> None:
     paths = write_exports(tmp_path / "exports")
     db = tmp_path / "db"
@@ -323,7 +378,7 @@ def test_ghost_and_substack_without_a_site_url_say_so_once_per_file(server, tmp_
         f"warning {paths['ghost.json']}: no web addresses for its 3 published posts: the export has no site "
         "URL setting, so addresses need INKWELL_SITE_URL (the blog's address, e.g. https://blog.example); "
         "set it and ingest again",
-        f"warning {paths['substack.zip']}: no web addresses for its 2 published posts: the export names no "
+        f"warning {paths['substack.zip']}: no web addresses for its 1 published post: the export names no "
         "site, so addresses need INKWELL_SITE_URL (the blog's address, e.g. https://blog.example); set it "
         "and ingest again",
     ]  # Medium's posts carry their own links
@@ -480,6 +535,10 @@ def test_every_format_through_the_ingest_page_upload(site, tmp_path, monkeypatch
     with_drafts = published + sum(map(len, DRAFTS.values()))
     assert f"7 files → {with_drafts} posts, 1 problem." in texts(at.caption)
     at.checkbox(key="upload_drafts").uncheck().run()
+    at.checkbox(key="upload_members").check().run()
+    with_members = published + sum(map(len, MEMBERS.values()))
+    assert f"7 files → {with_members} posts, 1 problem." in texts(at.caption)
+    at.checkbox(key="upload_members").uncheck().run()
 
     at.button(key="upload_ingest").click().run()
     assert not at.exception

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from core.cli import main
 from core.store import Store
+from tests.imports_support import MEMBERS_POSTS, PUBLIC_POSTS, members_substack
 from tests.integration.test_imports import FIXTURES
 
 
@@ -170,6 +171,30 @@ def test_a_wordpress_export_resynced_after_a_post_was_added(tmp_path):
     assert second["report"]["chunks_embedded"] == rows["steam-bending-ash"]["n_chunks"]
     assert second["gone"] == [] and set(rows) == set(statuses)
     assert rows["steam-bending-ash"]["source"] == str(export)
+
+
+def test_a_remembered_export_syncs_members_only_posts_only_when_remembered_with_include_members(tmp_path):
+    db, export = tmp_path / "db", tmp_path / "hives-substack.zip"
+    export.write_bytes(members_substack())
+    first = synced(run("ingest", str(export), "--remember", "--json", data_dir=db))
+    assert first["ok"] and set(stored(db)) == PUBLIC_POSTS
+    (warning,) = [w["message"] for w in first["report"]["warnings"] if "left out" in w["message"]]
+    assert warning.startswith(
+        "left out 3 posts for paying or signed-in members only (read them with --include-members"
+    )
+    again = synced(run("sync", "--json", data_dir=db))  # the sync reads with the remembered options
+    assert again["ok"] and set(stored(db)) == PUBLIC_POSTS
+
+    synced(run("ingest", str(export), "--remember", "--include-members", "--json", data_dir=db))
+    assert set(stored(db)) == set(MEMBERS_POSTS)
+    kept = synced(run("sync", "--prune", "--json", data_dir=db))
+    assert kept["report"]["unchanged"] == len(MEMBERS_POSTS) and kept["gone"] == []
+
+    # Remembered again without the flag: a pruning sync takes the members-only posts back out.
+    synced(run("ingest", str(export), "--remember", "--json", data_dir=db))
+    pruned = synced(run("sync", "--prune", "--json", data_dir=db))
+    assert {g["post_id"] for g in pruned["gone"]} == set(MEMBERS_POSTS) - PUBLIC_POSTS and pruned["pruned"]
+    assert set(stored(db)) == PUBLIC_POSTS
 
 
 def test_a_path_that_no_longer_exists_is_named_prunes_nothing_and_fails(tmp_path):

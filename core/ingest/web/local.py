@@ -38,18 +38,14 @@ def path_source(
     known: Source | None,
     *,
     collection: str | None = None,
-    include_drafts: bool = False,
-    include_pages: bool = False,
+    options: ImportOptions | None = None,
 ) -> Source:
-    """The source for `path` as remembered now: a known one keeps its history; the options given
-    (the collection, drafts, pages) are the ones every later sync reads the path with."""
+    """The source for `path` as remembered now: a known one keeps its history; the collection and the
+    options' choices given (drafts, pages, members-only posts) are the ones every later sync reads the
+    path with."""
     source = known or Source(source_path(path), KIND, collection or "")
     source.collection = collection or ""  # "": each post's own (front matter, first folder)
-    source.state["options"] = {
-        "collection": collection or "",
-        "include_drafts": include_drafts,
-        "include_pages": include_pages,
-    }
+    source.state["options"] = {"collection": collection or "", **(options or ImportOptions()).choices()}
     return source
 
 
@@ -70,10 +66,7 @@ def read_path(source: Source) -> SourceRead:
     parsed = parse_paths(
         [root],
         collection=options.get("collection") or None,
-        options=ImportOptions(
-            include_drafts=bool(options.get("include_drafts")),
-            include_pages=bool(options.get("include_pages")),
-        ),
+        options=ImportOptions.from_choices(options),
     )
     out.posts, out.errors, out.warnings = parsed.posts, parsed.errors, parsed.warnings
     per_file = Counter(post.source for post in parsed.posts)

@@ -24,6 +24,7 @@ from core.ingest.web.fetch import Fetcher, check_url, host_of
 from core.ingest.web.local import KIND as PATH_KIND
 from core.ingest.web.local import path_source, read_path, settle_items, source_path
 from core.ingest.web.read import SourceRead, read_source
+from core.parse import ImportOptions
 from core.store import Store
 from core.store.sources import Source, Sources, now
 
@@ -114,8 +115,7 @@ def ingest_path(
     settings: Settings,
     *,
     collection: str | None = None,
-    include_drafts: bool = False,
-    include_pages: bool = False,
+    options: ImportOptions | None = None,
     store: Store | None = None,
     embedder: Embedder | None = None,
     progress: Progress | None = None,
@@ -123,13 +123,12 @@ def ingest_path(
     replace: bool = False,
 ) -> SourceOutcome:
     """Ingest a local folder or export file and remember it (by its absolute path) for `sync_sources`,
-    which reads it again with the same options; a path remembered already is synced, with these
-    options from now on. `force` and `replace` apply to this ingest only (see ingest_posts)."""
+    which reads it again with the same collection and `options` (drafts, pages, members-only posts); a
+    path remembered already is synced, with these from now on. `force` and `replace` apply to this
+    ingest only (see ingest_posts)."""
     store = store or Store(settings.data_dir)
     known = Sources(store).get(source_path(path))
-    source = path_source(
-        path, known, collection=collection, include_drafts=include_drafts, include_pages=include_pages
-    )
+    source = path_source(path, known, collection=collection, options=options)
     return _sync_one(
         source, settings, store, embedder, progress, None, MAX_ITEMS, False, True, force, replace
     )
