@@ -22,7 +22,8 @@ class Post:
     chunks.json files, whose chunks are kept exactly as they were cut. `url` is the post's web address
     on the author's blog ("" when unknown), where a reader's citation links to. `export` names the
     blog platform whose export file the post was read from (core/parse/exported.py PLATFORMS; "" for
-    any other input), so a newer export of the same blog may replace it.
+    any other input), so a newer export of the same blog may replace it; `exported` is when that
+    export was made (core/parse/exported.py export_time: its own date, else its file name's; "" unknown).
     """
 
     post_id: str
@@ -37,6 +38,7 @@ class Post:
     prechunked: list[PreChunk] | None = None
     url: str = ""
     export: str = ""
+    exported: str = ""
 
     @property
     def text(self) -> str:

@@ -36,8 +36,8 @@ from core.ingest.timed import POST_TIME_LIMIT, TimedEmbedder
 from core.models import Chunk, ParseError, Post
 from core.parse import ImportOptions, parse_paths
 from core.parse.addresses import permalink_url, resolve_url
-from core.parse.exported import PLATFORMS
-from core.parse.platforms import export_platform
+from core.parse.exported import PLATFORMS, export_stamp
+from core.parse.platforms import NOT_AN_EXPORT, ExportFile, export_file
 from core.store import CommitConflictError, Store, StoreError
 from core.store.corpus import write_corpus_language
 
@@ -231,9 +231,10 @@ def ingest_posts(
 
     A changed post whose id is stored already from another file that still exists is refused (failed,
     naming that file) unless `replace`, or unless both files are exports of one blog platform and the
-    new one is newer (saved later, or an upload): platforms date their export files' names, so a newer
-    export of the same blog replaces the posts of an earlier one. One whose old file is gone (moved,
-    renamed) replaces it. Either replacement has a note naming the old file. The posts written are logged as one change (`label`, for people), undoable with `store.undo`."""
+    new one was made later (_made_later: by the exports' own dates, else their file names', else when
+    the files were saved), so a newer export of the same blog replaces the posts of an earlier one. One
+    whose old file is gone (moved, renamed) replaces it. Either replacement has a note naming the old
+    file. The posts written are logged as one change (`label`, for people), undoable with `store.undo`."""
     started = time.perf_counter()
     llm = llm if llm is not None and llm.enabled else None
     store = store or Store(settings.data_dir)
@@ -273,7 +274,7 @@ def ingest_posts(
     states = store.post_states()
     todo: list[tuple[Post, str, str]] = []
     replaced: dict[str, str] = {}  # post id -> the note naming the other file it was read from before
-    platforms: dict[str, str] = {}  # a stored post's file -> the platform whose export it is ("": none)
+    exports: dict[str, ExportFile] = {}  # a stored post's file -> its platform and export date
     for post in unique:
         digest = post_hash(post, settings, llm.hash_key(post.post_id, settings) if llm else None)
         state = states.get(post.post_id)
@@ -285,10 +286,11 @@ def ingest_posts(
         if state is not None and not same_source(state.source, post.source):
             note = f"replaced the post read from {state.source}"
             if not replace and other_file_exists(state.source, post.source):
-                if post.export and state.source not in platforms:
-                    platforms[state.source] = export_platform(state.source)
-                same_platform = bool(post.export) and platforms.get(state.source) == post.export
-                if not (same_platform and _saved_later(post.source, state.source)):
+                if post.export and state.source not in exports:
+                    exports[state.source] = export_file(state.source)
+                old = exports[state.source] if post.export else NOT_AN_EXPORT
+                same_platform = bool(post.export) and old.platform == post.export
+                if not (same_platform and _made_later(post, state.source, old.exported)):
                     message = _taken(post, state.source, same_platform)
                     report.outcomes.append(
                         PostOutcome(post.post_id, post.title, post.source, "failed", 0, message)
@@ -401,13 +403,25 @@ def other_file_exists(old: str, new: str) -> bool:
         return False
 
 
-def _saved_later(new: str, old: str) -> bool:
-    """Whether the file `new` was saved after the file `old`; an upload (no file here) is new. Two
-    exports both remembered as sources then never take a post from each other at every sync."""
+def _made_later(post: Post, old: str, old_exported: str) -> bool:
+    """Whether the export `post` was read from was made after the export file `old` (made at
+    `old_exported`, "" unknown). Each export's time is its own date or its name's (Post.exported), else
+    when its file was saved (an upload, no file here: now); times known to different precision (a day,
+    a second) are compared on what they share, and a tie goes to the file saved later. So an older
+    export copied later stays older, and two exports both remembered as sources never take a post
+    from each other at every sync."""
     try:
-        return not Path(new).is_file() or Path(new).stat().st_mtime > Path(old).stat().st_mtime
+        new_file = Path(post.source)
+        new_saved = new_file.stat().st_mtime if new_file.is_file() else time.time()
+        old_saved = Path(old).stat().st_mtime
     except (OSError, ValueError):
         return False
+    new_time = post.exported or export_stamp(datetime.fromtimestamp(new_saved, UTC))
+    old_time = old_exported or export_stamp(datetime.fromtimestamp(old_saved, UTC))
+    shared = min(len(new_time), len(old_time))
+    if new_time[:shared] != old_time[:shared]:
+        return new_time[:shared] > old_time[:shared]
+    return new_saved > old_saved
 
 
 def _taken(post: Post, old: str, same_platform: bool) -> str:

@@ -1,11 +1,12 @@
-"""What the blog-platform parsers share: a post made from an HTML body and the export's fields, and the
-summary of what an export left out (drafts, pages, posts for members only)."""
+"""What the blog-platform parsers share: a post made from an HTML body and the export's fields, when
+the export was made, and the summary of what an export left out (drafts, pages, posts for members only)."""
 
 from __future__ import annotations
 
 import re
 import urllib.parse
 from collections import Counter
+from datetime import UTC, datetime
 from typing import ClassVar
 
 from core.models import Post
@@ -29,6 +30,33 @@ PLATFORMS = {WORDPRESS: "WordPress", GHOST: "Ghost", SUBSTACK: "Substack", MEDIU
 _BARE_URL_PARAGRAPH = re.compile(r"<p>\s*(?:<a\b[^>]*>)?\s*https?://\S+?\s*(?:</a>)?\s*</p>", re.IGNORECASE)
 # Gutenberg's embed block keeps the address as the wrapper's text.
 _EMBED_WRAPPER = re.compile(r'<div class="wp-block-embed__wrapper">.*?</div>', re.IGNORECASE | re.DOTALL)
+# A date in an export's file name, its time optional: WordPress's site.WordPress.2024-06-01.xml, Ghost's
+# site.ghost.2024-06-01-10-15-32.json.
+_NAME_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?:-(\d{2})-(\d{2})-(\d{2}))?(?!\d)")
+
+
+def export_stamp(moment: datetime) -> str:
+    """A moment as export times are compared: ISO 8601 in UTC to the second, without the zone (a naive
+    moment is taken as UTC)."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.replace(tzinfo=None, microsecond=0).isoformat()
+
+
+def export_time(own: str, name: str) -> str:
+    """When an export was made: `own`, the date the export gives itself (an export_stamp, or a prefix
+    of one), else the last valid date in its file `name` (to the day, or the second), else "". Two such
+    times compare as text on the length they share."""
+    if own:
+        return own
+    for match in reversed(list(_NAME_DATE.finditer(name))):
+        parts = [int(p) for p in match.groups() if p is not None]
+        try:
+            moment = datetime(parts[0], parts[1], parts[2], *parts[3:])
+        except ValueError:  # 2024-13-45: not a date
+            continue
+        return export_stamp(moment) if len(parts) > 3 else moment.date().isoformat()
+    return ""
 
 
 def without_embeds(body: str) -> str:
@@ -53,10 +81,12 @@ def html_post(
     url: str,
     where: str,
     export: str,
+    exported: str = "",
 ) -> Post | None:
     """A post from an HTML body (kept as its raw, read back as an HTML fragment) of `export`, a
-    platform of PLATFORMS; its id is the slug, else the title's slug. Reports (and returns None for) a
-    post without text."""
+    platform of PLATFORMS, made at `exported` (the export's own date, "" when it gives none: then the
+    date in the file's name, export_time); its id is the slug, else the title's slug. Reports (and
+    returns None for) a post without text."""
     body = without_embeds(body)
     blocks = html_fragment_to_blocks(body)
     title = plain_title(title) or first_heading(blocks) or title_from_text(blocks)
@@ -73,6 +103,7 @@ def html_post(
     )
     if post is not None:
         post.url, post.export = url, export
+        post.exported = export_time(exported, ctx.path.name)
     return post
 
 

@@ -2,16 +2,26 @@
 `posts_tags`. A post's text is its `html`, else its Lexical or Mobiledoc document (read as headings and
 paragraphs), else its `plaintext`. Its address is the site URL (the export's `url` setting, else the
 import's site URL, INKWELL_SITE_URL) and its slug. A post whose `visibility` is not "public" (members,
-paid, tiers) is for members only: read with `include_members`."""
+paid, tiers) is for members only: read with `include_members`. When the export was made is its
+`meta.exported_on`."""
 
 from __future__ import annotations
 
 import html
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from core.models import Post
-from core.parse.exported import GHOST, MEMBERS_ONLY, LeftOut, html_post, site_address, warn_no_site
+from core.parse.exported import (
+    GHOST,
+    MEMBERS_ONLY,
+    LeftOut,
+    export_stamp,
+    html_post,
+    site_address,
+    warn_no_site,
+)
 from core.parse.fields import BadInput, Context, as_text
 
 _HEADINGS = frozenset(f"h{n}" for n in range(1, 7))
@@ -29,6 +39,19 @@ def is_ghost_export(data: Any) -> bool:
     return isinstance(first, dict) and isinstance(first.get("data"), dict) and "posts" in first["data"]
 
 
+def ghost_exported(data: dict[str, Any]) -> str:
+    """When a Ghost export (is_ghost_export) was made: its `meta.exported_on`, milliseconds since 1970
+    in UTC, as core/parse/exported.py export_stamp gives it; "" when it has none that reads as a time."""
+    meta = data["db"][0].get("meta")
+    when = meta.get("exported_on") if isinstance(meta, dict) else None
+    if isinstance(when, bool) or not isinstance(when, int | float):
+        return ""
+    try:
+        return export_stamp(datetime.fromtimestamp(when / 1000, UTC))
+    except (OverflowError, OSError, ValueError):  # out of datetime's range
+        return ""
+
+
 def parse_ghost(ctx: Context, data: dict[str, Any]) -> list[Post]:
     tables = data["db"][0]["data"]
     posts = tables.get("posts")
@@ -36,6 +59,7 @@ def parse_ghost(ctx: Context, data: dict[str, Any]) -> list[Post]:
         raise BadInput('is a Ghost export whose "posts" is not a list')
     site = _setting(tables, "url") or ctx.options.site_url
     tags = _tags_by_post(tables)
+    exported = ghost_exported(data)
     left_out = LeftOut()
     found = []
     addressless = 0  # published posts without an address: no site known
@@ -43,7 +67,7 @@ def parse_ghost(ctx: Context, data: dict[str, Any]) -> list[Post]:
         if not isinstance(row, dict):
             ctx.error(f"post {number} is not a JSON object; skipped")
             continue
-        post = _post(ctx, row, number, site, tags, left_out)
+        post = _post(ctx, row, number, site, tags, left_out, exported)
         if post is not None:
             found.append(post)
             addressless += not site and as_text(row.get("status")) == "published"
@@ -59,6 +83,7 @@ def _post(
     site: str,
     tags: dict[str, list[str]],
     left_out: LeftOut,
+    exported: str,
 ) -> Post | None:
     is_page = row.get("type") == "page" or row.get("page") is True  # `page` before Ghost 4
     published = as_text(row.get("status")) == "published"
@@ -83,6 +108,7 @@ def _post(
         url=site_address(site, slug) if published else "",
         where=f"post {number} ({title[:60]!r}): ",
         export=GHOST,
+        exported=exported,
     )
 
 

@@ -5,18 +5,23 @@ The XML is parsed with defusedxml: an export never declares entities, and one th
 expansion, "billion laughs", external entities reading local files) is refused with its reason.
 `content:encoded` is the post's HTML as stored (classic-editor posts have no `<p>`: blank lines are the
 paragraphs, as WordPress's wpautop makes them); shortcodes are removed, keeping a caption's text.
+When the export was made is its channel's `<pubDate>`, else its generator comment's `created`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import email.utils
+import io
 import re
 import xml.etree.ElementTree as ET
+from typing import BinaryIO
 
 import defusedxml
 import defusedxml.ElementTree as SafeET
 
 from core.models import Post
-from core.parse.exported import WORDPRESS, LeftOut, html_post
+from core.parse.exported import WORDPRESS, LeftOut, export_stamp, html_post
 from core.parse.fields import BadInput, Context
 
 _WP_NS = "http://wordpress.org/export/"  # + 1.0/, 1.1/ or 1.2/
@@ -39,6 +44,8 @@ _SINGLE = re.compile(
 _CLOSING = re.compile(rf"\[/(?:{'|'.join(_MEDIA_CODES)}|caption|wp_caption)\]")
 _BLOCK_START = re.compile(r"^\s*<(?:h[1-6]|ul|ol|blockquote|div|figure|table|pre|p|hr|dl)\b", re.IGNORECASE)
 _HAS_PARAGRAPHS = re.compile(r"<p[\s>]", re.IGNORECASE)
+# <!-- generator="WordPress/6.4.2" created="2024-06-01 10:15" -->, in UTC (WordPress writes gmdate).
+_CREATED = re.compile(r'\bcreated="(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2})"')
 
 
 def parse_wxr(ctx: Context, data: bytes) -> list[Post]:
@@ -49,9 +56,10 @@ def parse_wxr(ctx: Context, data: bytes) -> list[Post]:
     if root.tag != "rss" or channel is None or wp is None:
         raise BadInput("is XML but not a WordPress export (WXR: Tools → Export in WordPress)")
     left_out = LeftOut()
+    exported = wxr_exported(io.BytesIO(data))
     posts = []
     for number, item in enumerate(channel.iter("item"), 1):
-        post = _item_post(ctx, item, wp, number, left_out)
+        post = _item_post(ctx, item, wp, number, left_out, exported)
         if post is not None:
             posts.append(post)
     left_out.report(ctx)
@@ -78,6 +86,31 @@ def _parse_xml(data: bytes) -> ET.Element:
         raise BadInput(f"is not well-formed XML ({reason} at line {line}, column {column + 1})") from None
 
 
+def wxr_exported(source: BinaryIO) -> str:
+    """When the WordPress export read from `source` was made (core/parse/exported.py export_stamp, to
+    the second or the minute): its channel's `<pubDate>`, else its generator comment's `created`; ""
+    when it gives neither or cannot be read. Reads no further than its first `<item>`."""
+    created, depth = "", 0
+    events = ("start", "end", "comment")
+    try:
+        for event, el in SafeET.iterparse(source, events, forbid_dtd=False, forbid_entities=True):
+            if event == "comment":
+                if match := _CREATED.search(el.text or ""):
+                    created = f"{match[1]}T{match[2]}"
+            elif event == "start":
+                if el.tag == "item":
+                    break
+                depth += 1
+            else:
+                if depth == 3 and el.tag == "pubDate":  # rss > channel > pubDate, not an item's
+                    with contextlib.suppress(TypeError, ValueError, IndexError):
+                        return export_stamp(email.utils.parsedate_to_datetime((el.text or "").strip()))
+                depth -= 1
+    except (ET.ParseError, ValueError):  # defusedxml's refusals are ValueErrors
+        pass
+    return created
+
+
 def _wp_namespace(root: ET.Element) -> str | None:
     for el in root.iter():
         if el.tag.startswith("{" + _WP_NS):
@@ -85,7 +118,9 @@ def _wp_namespace(root: ET.Element) -> str | None:
     return None
 
 
-def _item_post(ctx: Context, item: ET.Element, wp: str, number: int, left_out: LeftOut) -> Post | None:
+def _item_post(
+    ctx: Context, item: ET.Element, wp: str, number: int, left_out: LeftOut, exported: str
+) -> Post | None:
     def field(name: str) -> str:
         return (item.findtext(f"{{{wp}}}{name}") or "").strip()
 
@@ -114,6 +149,7 @@ def _item_post(ctx: Context, item: ET.Element, wp: str, number: int, left_out: L
         url=(item.findtext("link") or "").strip() if status == _PUBLISHED else "",
         where=f"item {number} ({' '.join(title.split())[:60]!r}): ",
         export=WORDPRESS,
+        exported=exported,
     )
 
 

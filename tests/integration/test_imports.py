@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC, datetime
+from email.utils import format_datetime
 from pathlib import Path
 
 import pytest
 
-from core.ingest import ingest_paths
+from core.ingest import ingest_paths, ingest_posts
 from core.ingest.rebuild import rebuild_post
 from core.parse import ImportOptions, parse_bytes, parse_paths
 from core.parse.fields import BadInput
+from core.parse.platforms import export_file
 from core.parse.safezip import SafeZip, ZipLimits
 from core.parse.wxr import strip_shortcodes
 from core.store import Store
@@ -151,6 +154,22 @@ def expected_urls(*names: str) -> dict[str, str]:
     return {pid: url or f"{SITE}/{pid}/" for name in names for pid, _, _, _, url in EXPECTED[name]}
 
 
+def wxr_made(made: datetime | None, bench: str = "once in autumn", *, pub_date: bool = True) -> bytes:
+    """The WordPress fixture made at `made`: its channel's pubDate (unless not `pub_date`) and generator
+    comment say so, or neither has a date (None); its walnut bench post says `bench` where the fixture
+    says "once in autumn"."""
+    data = (FIXTURES / "wordpress.xml").read_bytes().replace(b"once in autumn", bench.encode())
+    pub = b"<pubDate>Sat, 10 Feb 2024 09:12:44 +0000</pubDate>"
+    created = b'created="2024-02-10 09:12"'
+    new_pub = f"<pubDate>{format_datetime(made)}</pubDate>".encode() if made and pub_date else b""
+    new_created = f'created="{made:%Y-%m-%d %H:%M}"'.encode() if made else b""
+    return data.replace(pub, new_pub).replace(created, new_created)
+
+
+def bench_row(db: Path) -> dict:
+    return next(p for p in Store(db).posts.search().to_list() if p["post_id"] == "oiling-the-walnut-bench")
+
+
 @pytest.fixture(scope="module")
 def server():
     with embedding_server() as server:
@@ -226,6 +245,32 @@ def test_strip_shortcodes_keeps_bracketed_prose() -> None:
         "Before  after [REF: Smith 2019] and [1] and [sic]. "
         '<figure><img src="y.jpg"/> Kept caption</figure>Inside a builder row.'
     )
+
+
+JUNE = datetime(2024, 6, 1, 10, 15, 32, tzinfo=UTC)
+GHOST_UNDATED = json.dumps(
+    {"db": [{**json.loads((FIXTURES / "ghost.json").read_text())["db"][0], "meta": {}}]}
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "exported"),
+    [
+        ("wordpress.xml", wxr_made(JUNE), "2024-06-01T10:15:32"),  # the channel's pubDate
+        ("wordpress.xml", wxr_made(JUNE, pub_date=False), "2024-06-01T10:15"),  # the generator comment
+        ("site.WordPress.2024-01-01.xml", wxr_made(JUNE), "2024-06-01T10:15:32"),  # its own date first
+        ("site.WordPress.2024-01-01.xml", wxr_made(None), "2024-01-01"),  # else the file name's
+        ("ghost.json", (FIXTURES / "ghost.json").read_bytes(), "2024-02-10T09:12:44"),  # meta.exported_on
+        ("site.ghost.2024-06-01-10-15-32.json", GHOST_UNDATED.encode(), "2024-06-01T10:15:32"),
+        ("substack.zip", zipped(FIXTURES / "substack"), ""),  # Substack and Medium give none
+    ],
+)
+def test_an_export_knows_when_it_was_made(site, tmp_path, name, data, exported) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+    assert {p.exported for p in parse_paths(path).posts} == {exported}
+    assert {p.exported for p in parse_bytes(name, data).posts} == {exported}  # an upload's too
+    assert export_file(path).exported == exported  # as a stored post's file is told
 
 
 def test_ghost_site_url_setting_beats_the_configured_one(site) -> None:
@@ -474,6 +519,81 @@ def test_a_newer_export_of_the_same_blog_replaces_edited_posts_without_replace(s
     assert rows["cafe-tables"] == str(older) and rows["oiling-the-walnut-bench"] == str(
         newer
     )  # unchanged: kept
+
+
+@pytest.mark.parametrize("dated_by", ["content", "name"])
+def test_an_older_export_saved_later_does_not_undo_a_newer_one(server, tmp_path, dated_by) -> None:
+    folder, db = tmp_path / "exports", tmp_path / "db"
+    folder.mkdir()
+    jan, jun, sep = (datetime(2024, month, 1, 9, tzinfo=UTC) for month in (1, 6, 9))
+
+    def export(made: datetime, bench: str) -> Path:
+        """The export made at `made`, dated in its content (undated name) or in its name only."""
+        if dated_by == "content":
+            path, data = folder / f"woodshop-{made:%b}.xml", wxr_made(made, bench)
+        else:
+            path, data = folder / f"woodshop.WordPress.{made:%Y-%m-%d}.xml", wxr_made(None, bench)
+        path.write_bytes(data)
+        return path
+
+    newer = export(jun, "once in late summer")
+    os.utime(newer, (1_700_000_000, 1_700_000_000))  # saved long before the copy below
+    env = environ(server, db, chunk_tokens="300")
+    assert run_cli(["ingest", str(newer)], env).code == 0
+    copy = export(jan, "once in autumn")  # January's export, copied here today: the newest file
+
+    run = run_cli(["ingest", str(copy), "--json"], env)
+    assert run.code == 1
+    (failed,) = [p for p in run.report["posts"] if p["status"] == "failed"]
+    assert failed["post_id"] == "oiling-the-walnut-bench" and failed["source"] == str(copy)
+    assert f"taken by {newer}, a newer WordPress export" in failed["message"]
+    assert f"{copy}" in run.stderr and "replaced the post read from" not in run.stderr
+    bench = bench_row(db)
+    assert bench["source"] == str(newer) and "late summer" in bench["raw"]
+
+    # A genuinely newer export still replaces it, though its file is the oldest here.
+    newest = export(sep, "once in early autumn")
+    os.utime(newest, (1_600_000_000, 1_600_000_000))
+    run = run_cli(["ingest", str(newest), "--json"], env)
+    assert run.code == 0, run.stderr[-3000:]
+    statuses = {p["post_id"]: (p["status"], p.get("message", "")) for p in run.report["posts"]}
+    assert statuses["oiling-the-walnut-bench"] == (
+        "updated",
+        f"replaced the post read from {newer}, an earlier WordPress export",
+    )
+    bench = bench_row(db)
+    assert bench["source"] == str(newest) and "early autumn" in bench["raw"]
+
+
+def test_an_uploaded_export_counts_by_its_own_date_not_the_upload_time(server, tmp_path) -> None:
+    folder, db = tmp_path / "exports", tmp_path / "db"
+    folder.mkdir()
+    newer = folder / "woodshop.WordPress.2024-06-01.xml"
+    newer.write_bytes(wxr_made(datetime(2024, 6, 1, tzinfo=UTC), "once in late summer"))
+    env = environ(server, db, chunk_tokens="300")
+    assert run_cli(["ingest", str(newer)], env).code == 0
+    settings = settings_from(env)
+
+    def upload(name: str, data: bytes):
+        """The Ingest page's upload: the file's bytes parsed by its name, then ingested."""
+        parsed = parse_bytes(name, data)
+        return ingest_posts(parsed.posts, settings, errors=parsed.errors, warnings=parsed.warnings)
+
+    # An upload of January's export, dated by its content or only by its name.
+    for name, data in [
+        ("woodshop-export.xml", wxr_made(datetime(2024, 1, 1, tzinfo=UTC))),
+        ("woodshop.WordPress.2024-01-01.xml", wxr_made(None)),
+    ]:
+        report = upload(name, data)
+        (failed,) = [o for o in report.outcomes if o.status == "failed"]
+        assert failed.post_id == "oiling-the-walnut-bench" and failed.source == name
+        assert f"taken by {newer}, a newer WordPress export" in failed.message
+        assert "late summer" in bench_row(db)["raw"]
+
+    report = upload("woodshop.WordPress.2024-09-01.xml", wxr_made(None, "once in early autumn"))
+    (updated,) = [o for o in report.outcomes if o.status == "updated"]
+    assert updated.message == f"replaced the post read from {newer}, an earlier WordPress export"
+    assert "early autumn" in bench_row(db)["raw"]
 
 
 HOSTILE = {
