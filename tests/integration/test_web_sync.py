@@ -129,6 +129,55 @@ def test_rss_full_content_and_atom_summaries_become_posts(settings, embedder):
     assert len(rows) == 4
 
 
+def test_feed_titles_in_html_are_stored_as_text(settings, embedder):
+    """Atom's type="html" and type="xhtml" titles (WordPress writes `<em>` into them) and RSS titles with
+    markup or entities are stored as their words, entities unescaped once; plain-text titles as written."""
+    with SiteServer() as site:
+        body = '<content type="html">&lt;p&gt;A post about the shop in the cold months.&lt;/p&gt;</content>'
+        site.add(
+            "/atom.xml",
+            '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>A</title>'
+            f'<entry><title type="html">Winter &amp;amp; the Shop</title><link href="{site.url("/winter/")}"/>'
+            f"{body}</entry>"
+            f'<entry><title type="html">&lt;em&gt;Glue&lt;/em&gt; in  the cold</title>'
+            f'<link href="{site.url("/glue/")}"/>{body}</entry>'
+            '<entry><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml"><em>Oak</em> &amp; ash</div>'
+            f'</title><link href="{site.url("/oak/")}"/>{body}</entry>'
+            f'<entry><title type="text">AT&amp;T &lt;b&gt; stays</title><link href="{site.url("/att/")}"/>'
+            f"{body}</entry></feed>",
+            "application/atom+xml",
+        )
+        site.add(
+            "/feed.xml",
+            rss(
+                "".join(
+                    f"<item><title>{title}</title><link>{site.url(f'/{slug}/')}</link>"
+                    "<content:encoded><![CDATA[<p>A post about cherry wood.</p>]]></content:encoded></item>"
+                    for slug, title in [
+                        ("cafe", "Caf&#233; Cr&#232;me &amp; Cherry"),
+                        ("fish", "Fish &amp;amp; chips"),
+                        ("hi", "&lt;em&gt;Hi&lt;/em&gt; there"),
+                        ("less", "1 &lt; 2 in plain text"),
+                    ]
+                )
+            ),
+            "application/rss+xml",
+        )
+        for feed in ("/atom.xml", "/feed.xml"):
+            assert ingest_url(site.url(feed), settings, embedder=embedder).ok
+    titles = {p: r["title"] for p, r in stored(settings.data_dir).items()}
+    assert titles == {
+        "winter": "Winter & the Shop",
+        "glue": "Glue in the cold",
+        "oak": "Oak & ash",
+        "att": "AT&T <b> stays",
+        "cafe": "Café Crème & Cherry",
+        "fish": "Fish & chips",
+        "hi": "Hi there",
+        "less": "1 < 2 in plain text",
+    }
+
+
 # A site kept in sync ----------------------------------------------------------------------------------
 
 
