@@ -302,6 +302,85 @@ def test_a_page_that_failed_is_retried_while_its_feed_and_sitemap_answer_304(tmp
         assert all(not out["report"]["posts"] for out in json.loads(again.stdout)["sources"])
 
 
+def test_pages_whose_addresses_end_alike_are_distinct_posts_and_stored_ids_stay(tmp_path):
+    """`/2023/12/year-in-review/` and `/2024/12/year-in-review/`: the first in address order (or the one
+    stored already) is 'year-in-review', the other gets its whole path; no stored post changes id, and a
+    second address of one post (`/oak/index.html`) is read once, with a warning."""
+    db, fresh = tmp_path / "db", tmp_path / "fresh"
+    with SiteServer() as site:
+        for year in ("2023", "2024"):
+            site.page(
+                f"/{year}/12/year-in-review/",
+                page(f"Year in Review {year}", f"In {year} I built chairs, tables and one very long bench."),
+            )
+        site.page("/posts/oak/", page("Oak", "Quartersawn oak moves less than flatsawn oak across the year."))
+        site.page("/posts/oak/index.html", page("Oak", "Quartersawn oak moves less than flatsawn oak."))
+        site.add("/sitemap.xml", sitemap(site, "/2024/12/year-in-review/"), "application/xml")
+        assert run("ingest", site.url("/sitemap.xml"), data_dir=db).exit_code == 0
+        assert set(stored(db)) == {"year-in-review"}  # an existing user's 2024 post
+
+        both = sitemap(site, "/2023/12/year-in-review/", "/2024/12/year-in-review/", "/posts/oak/index.html")
+        site.add(
+            "/sitemap.xml",
+            both.replace("</urlset>", f"<url><loc>{site.url('/posts/oak/')}</loc></url></urlset>"),
+            "application/xml",
+        )
+        for again in (False, True):  # the second sync: the same ids, nothing read again
+            synced = run("sync", data_dir=db)
+            assert synced.exit_code == 0, synced.output
+            warned = (
+                f"warning {site.url('/posts/oak/index.html')}: the same post as {site.url('/posts/oak/')} "
+                "(post id 'oak'): read from there"
+            ) in synced.stderr
+            assert warned != again  # said when the sitemap is read, not when it answers 304
+        rows = stored(db)
+        assert {p: r["title"] for p, r in rows.items()} == {
+            "year-in-review": "Year in Review 2024",
+            "2023-12-year-in-review": "Year in Review 2023",
+            "oak": "Oak",
+        }
+        assert rows["oak"]["source"] == site.url("/posts/oak/")
+        assert "0 new, 0 updated, 3 unchanged, 0 failed" in synced.stdout
+
+        # A new store: the order of addresses decides, not the order of the list.
+        first = run("ingest", site.url("/sitemap.xml"), data_dir=fresh)
+        assert first.exit_code == 0, first.output
+        assert {p: r["title"] for p, r in stored(fresh).items() if "review" in p} == {
+            "year-in-review": "Year in Review 2023",
+            "2024-12-year-in-review": "Year in Review 2024",
+        }
+
+        # The 2023 page gone: named by its own id; the 2024 post keeps the short one.
+        site.remove("/2023/12/year-in-review/")
+        site.add("/sitemap.xml", sitemap(site, "/2024/12/year-in-review/", "/posts/oak/"), "application/xml")
+        pruned = run("sync", "--prune", "--json", data_dir=db)
+        assert pruned.exit_code == 0, pruned.output
+        out = json.loads(pruned.stdout)["sources"][0]
+        assert [g["post_id"] for g in out["gone"]] == ["2023-12-year-in-review"] and out["pruned"]
+        assert set(stored(db)) == {"year-in-review", "oak"}
+
+
+def test_feed_entries_whose_links_end_alike_are_distinct_posts(settings, embedder):
+    with SiteServer() as site:
+        site.add(
+            "/feed.xml",
+            rss(
+                "".join(
+                    f"<item><title>Review {y}</title><link>{site.url(f'/{y}/12/year-in-review/')}</link>"
+                    f"<content:encoded><![CDATA[<p>What I made in {y}.</p>]]></content:encoded></item>"
+                    for y in ("2024", "2023")
+                )
+            ),
+            "application/rss+xml",
+        )
+        outcome = ingest_url(site.url("/feed.xml"), settings, embedder=embedder)
+    assert outcome.ok, outcome.summary()
+    assert {p: r["title"] for p, r in stored(settings.data_dir).items()} == {
+        "year-in-review": "Review 2023",
+        "2024-12-year-in-review": "Review 2024",
+    }
+
+
 def test_ingest_of_an_address_and_a_file_prints_one_json_document(tmp_path):
     db, note, bad = tmp_path / "db", tmp_path / "lathe-notes.md", tmp_path / "bad.json"
     note.write_text("# Lathe notes\n\nThe tool rest sits an eighth below centre.\n")

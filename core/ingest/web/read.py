@@ -5,12 +5,14 @@ Last-Modified each page had at the last sync, so an unchanged page answers 304 a
 What comes back says, besides the posts and the problems (each naming its page and reason), which
 pages the source lists now (`listed`, the post ids), so a sync can tell which posts disappeared, and
 whether that list is complete enough to prune by (`complete`: a feed lists only its newest posts, and
-a sitemap that could not be read lists nothing for sure).
+a sitemap that could not be read lists nothing for sure). The addresses of one read are named together
+(pages.page_ids): two whose last segments are alike get distinct ids, a page keeps the id its post is
+stored under, and a second address of the same post (`/oak/` and `/oak/index.html`) is read once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +23,7 @@ from lxml import html
 from core.ingest.report import Progress
 from core.ingest.web.feeds import MAX_ITEMS, Entry, is_feed_root, read_feed
 from core.ingest.web.fetch import MAX_XML_BYTES, Fetcher, FetchError, Response, host_of
-from core.ingest.web.pages import decoded, fragment_post, looks_like_html, page_post, url_post_id
+from core.ingest.web.pages import decoded, fragment_post, looks_like_html, page_ids, page_post
 from core.ingest.web.safexml import BadXML, parse_xml
 from core.ingest.web.sitemaps import MAX_SITEMAPS, is_sitemap_root, read_sitemap, unpacked
 from core.models import ParseError, Post
@@ -56,17 +58,30 @@ def read_source(
     *,
     progress: Progress | None = None,
     max_items: int = MAX_ITEMS,
+    stored: Mapping[str, str] | None = None,
 ) -> SourceRead:
-    """The posts of `source` as it is now (see the module docstring). Never raises for the web's
+    """The posts of `source` as it is now (see the module docstring); `stored`: the post id of each of
+    its pages whose post is stored from that page (sync.stored_pages). Never raises for the web's
     failures: they are in `errors`."""
     fetcher = fetcher or Fetcher(host_of(source.url))
-    reader = _Reader(source, fetcher, progress, max_items)
+    reader = _Reader(source, fetcher, progress, max_items, stored or {})
     return reader.run()
 
 
 class _Reader:
-    def __init__(self, source: Source, fetcher: Fetcher, progress: Progress | None, max_items: int) -> None:
+    def __init__(
+        self,
+        source: Source,
+        fetcher: Fetcher,
+        progress: Progress | None,
+        max_items: int,
+        stored: Mapping[str, str],
+    ) -> None:
         self.source = source
+        self.stored = stored
+        self.named = False
+        self.ids: dict[str, str] = {}  # each listed address's post id (page_ids)
+        self.aliases: dict[str, str] = {}  # an address -> the address of the same post that is read
         self.fetcher = fetcher
         self.progress = progress
         self.max_items = max_items
@@ -216,7 +231,10 @@ class _Reader:
                 self.out.error(page, f"on another host ({host_of(page)}) than the source: refused")
                 continue
             on_host[page] = lastmod
-            self.out.listed.add(url_post_id(page))
+        ids = self._name(on_host)
+        for page in [p for p in on_host if self._alias(p)]:
+            del on_host[page]
+        self.out.listed.update(ids[page] for page in on_host)
         todo = list(on_host.items())
         if len(todo) > self.max_items:
             self.out.error(
@@ -242,7 +260,7 @@ class _Reader:
                 post = page_post(response, collection=self.source.collection, date=lastmod)
             except ValueError as exc:
                 return page, None, None, str(exc)
-            post.post_id = url_post_id(page)  # the listed address names the post, wherever it redirects
+            post.post_id = ids[page]  # the listed address names the post, wherever it redirects
             item = {
                 "post_id": post.post_id,
                 "source": post.source,
@@ -271,10 +289,11 @@ class _Reader:
             self.out.error(page, reason)
             prior = self.source.items.get(page)
             gone = isinstance(problem, FetchError) and problem.gone
+            post_id = self.ids[page]
             if prior and not gone:  # a passing failure: the post is still there, fetched in full next time
-                self.out.items[page] = {**prior, "etag": "", "last_modified": ""}
+                self.out.items[page] = {**prior, "post_id": post_id, "etag": "", "last_modified": ""}
             if gone:
-                self.out.listed.discard(prior["post_id"] if prior else url_post_id(page))
+                self.out.listed.discard(post_id)
             return
         if item is None:
             return
@@ -283,6 +302,22 @@ class _Reader:
             self.out.not_modified += 1
         else:
             self.out.posts.append(post)
+
+    def _name(self, urls: Iterable[str]) -> dict[str, str]:
+        """The post ids of this read's addresses, named together the first time (page_ids)."""
+        if not self.named:
+            self.ids, self.aliases = page_ids(urls, self.stored)
+            self.named = True
+        return self.ids
+
+    def _alias(self, url: str) -> bool:
+        """Whether `url` is a second address of a post read from another one (then warned about)."""
+        other = self.aliases.get(url)
+        if other is not None:
+            self.out.warnings.append(
+                ParseError(url, f"the same post as {other} (post id {self.ids[other]!r}): read from there")
+            )
+        return other is not None
 
     # Feeds -------------------------------------------------------------------------------------
 
@@ -296,7 +331,10 @@ class _Reader:
                 f"has {feed.total:,} entries; only the newest {self.max_items:,} were read (the limit)",
             )
         fetch: list[tuple[str, str]] = []
+        self._name(entry.link for entry in feed.entries if entry.link)
         for entry in feed.entries:
+            if self._alias(entry.link):
+                continue
             if entry.content is None and entry.link:
                 fetch.append((entry.link, entry.date))
                 continue
@@ -325,6 +363,8 @@ class _Reader:
             blocks=blocks,
         )
         post.source = where
+        if entry.link:
+            post.post_id = self.ids[entry.link]
         return post
 
 

@@ -173,7 +173,8 @@ def _sync_one(
     if source.kind == PATH_KIND:
         read = read_path(source)
     else:
-        read = read_source(source, fetcher, progress=progress, max_items=max_items)
+        stored = stored_pages(source, store)
+        read = read_source(source, fetcher, progress=progress, max_items=max_items, stored=stored)
     report = ingest_posts(
         read.posts,
         settings,
@@ -206,6 +207,18 @@ def _sync_one(
         _remember(source, read, outcome)
         Sources(store).save(source)
     return outcome
+
+
+def stored_pages(source: Source, store: Store) -> dict[str, str]:
+    """The post id of each page of `source` (listed now or gone) whose post is stored from that page,
+    by its listed address or the one it redirected to."""
+    states = store.post_states()
+    stored = {}
+    for page, item in {**source.state.get("gone", {}), **source.items}.items():
+        state = states.get(item.get("post_id", ""))
+        if state is not None and state.source in (page, item.get("source", page)):
+            stored[page] = item["post_id"]
+    return stored
 
 
 def _gone(source: Source, read: SourceRead, store: Store) -> list[tuple[str, str]]:
