@@ -381,6 +381,50 @@ def test_feed_entries_whose_links_end_alike_are_distinct_posts(settings, embedde
     }
 
 
+def test_a_page_whose_post_is_not_stored_is_fetched_in_full_whatever_validators_were_kept(tmp_path):
+    """A page is asked for a 304 only while its post is stored from it. An earlier version kept the
+    validators of a page refused as a duplicate id, so every later sync took its 304 for "unchanged" and
+    the post was never stored; now the page is read in full and goes in."""
+    db = tmp_path / "db"
+    with SiteServer() as site:
+        for year in ("2023", "2024"):
+            site.page(
+                f"/{year}/12/year-in-review/",
+                page(f"Year in Review {year}", f"In {year} I built chairs, tables and one very long bench."),
+            )
+        site.add("/sitemap.xml", sitemap(site, "/2023/12/year-in-review/"), "application/xml")
+        assert run("ingest", site.url("/sitemap.xml"), data_dir=db).exit_code == 0
+        site.add(
+            "/sitemap.xml",
+            sitemap(site, "/2023/12/year-in-review/", "/2024/12/year-in-review/"),
+            "application/xml",
+        )
+        # The sources table as the refusal left it: the 2024 page under the 2023 post's id, its ETag kept.
+        book = Sources(Store(db))
+        source = book.get(site.url("/sitemap.xml"))
+        source.state.pop("etag", None)
+        later = site.url("/2024/12/year-in-review/")
+        etag = site.resources["/2024/12/year-in-review/"].etag
+        source.items[later] = {
+            "post_id": "year-in-review",
+            "source": later,
+            "etag": etag,
+            "last_modified": "",
+        }
+        book.save(source)
+
+        seen = len(site.requests)
+        synced = run("sync", data_dir=db)
+        assert synced.exit_code == 0, synced.output
+        asked = {p: h.get("If-None-Match") for p, h in site.requests[seen:]}
+        assert asked["/2023/12/year-in-review/"] and not asked["/2024/12/year-in-review/"]
+        assert "1 new, 0 updated, 1 unchanged, 0 failed" in synced.stdout
+    assert {p: r["title"] for p, r in stored(db).items()} == {
+        "year-in-review": "Year in Review 2023",
+        "2024-12-year-in-review": "Year in Review 2024",
+    }
+
+
 def test_ingest_of_an_address_and_a_file_prints_one_json_document(tmp_path):
     db, note, bad = tmp_path / "db", tmp_path / "lathe-notes.md", tmp_path / "bad.json"
     note.write_text("# Lathe notes\n\nThe tool rest sits an eighth below centre.\n")

@@ -1,6 +1,8 @@
 """Reading one source (a feed, a sitemap, a site root or a single page) into posts, politely: pages
 fetched a few at a time on the source's host only (core/ingest/web/fetch.py), with the ETag and
 Last-Modified each page had at the last sync, so an unchanged page answers 304 and costs nothing.
+Validators are sent only for a page whose post is stored from it (`stored`): a page whose post was
+refused or failed is fetched in full and reported again at every sync until it goes in.
 
 What comes back says, besides the posts and the problems (each naming its page and reason), which
 pages the source lists now (`listed`, the post ids), so a sync can tell which posts disappeared, and
@@ -247,7 +249,8 @@ class _Reader:
             item: tuple[str, str],
         ) -> tuple[str, Post | None, dict[str, str] | None, FetchError | str | None]:
             page, lastmod = item
-            prior = self.source.items.get(page, {})
+            # A page whose post is not stored from it (refused, failed) must not hide behind a 304.
+            prior = self.source.items.get(page, {}) if page in self.stored else {}
             try:
                 response = first.get(page) or self.fetcher.get(
                     page, etag=prior.get("etag", ""), last_modified=prior.get("last_modified", "")

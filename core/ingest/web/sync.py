@@ -2,8 +2,10 @@
 reads every remembered source again. Changed posts go through the ordinary per-post upsert
 (core/ingest/pipeline.py), so an unchanged post costs no embedding and an edited one re-embeds only its
 changed chunks; pages that answer 304 are not even read. A source whose sync had a failure is read in
-full next time (its own ETag / Last-Modified are not kept), so what failed is tried again. With `prune`, posts that a source no longer
-lists are deleted (one logged change per source, undoable); without it they are only named.
+full next time (its own ETag / Last-Modified are not kept), and a page is asked for a 304 only while its
+post is stored from it, so what failed or was refused is fetched and reported again. With `prune`,
+posts that a source no longer lists are deleted (one logged change per source, undoable); without it
+they are only named.
 
 Pruning trusts only a complete list: a sitemap (or a site's sitemap) read without errors, a single
 page that answers 404/410, or a local path (core/ingest/web/local.py) that exists. A feed lists only its
