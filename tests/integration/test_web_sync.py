@@ -444,6 +444,54 @@ def test_ingest_of_an_address_and_a_file_prints_one_json_document(tmp_path):
     assert [e["source"] for e in out["errors"]] == [str(bad)]
 
 
+def test_an_address_that_cannot_be_read_is_not_remembered_one_that_worked_stays(tmp_path):
+    db = tmp_path / "db"
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    dead = f"http://127.0.0.1:{closed.getsockname()[1]}/feed.xml"
+    closed.close()  # nothing listens there
+    with SiteServer() as site:
+        site.add(
+            "/bad.xml",
+            '<?xml version="1.0"?><rss><channel><item><title>a</item></channel></rss>',
+            "application/xml",
+        )
+        site.add("/paper.pdf", b"%PDF-1.4 not a feed", "application/pdf")
+        for url, reason in [
+            (dead, "connection refused"),
+            (site.url("/missing.xml"), "HTTP 404 Not Found"),
+            (site.url("/bad.xml"), "malformed XML"),
+            (site.url("/paper.pdf"), "not a feed, sitemap or web page"),
+        ]:
+            result = run("ingest", url, data_dir=db)
+            assert result.exit_code == 1 and f"skipped {url}: {reason}" in result.stderr, result.output
+            assert "not remembered: the address could not be read" in result.stdout
+        assert run("sources", data_dir=db).stdout == ""
+        assert run("sync", data_dir=db).exit_code == 0  # nothing to sync, nothing failing
+        Sources(Store(db)).save(Source(dead, "auto"))  # as an earlier version remembered it
+        legacy = run("sync", data_dir=db)
+        assert (
+            legacy.exit_code == 1 and "never read yet: `inkwell sources --remove` forgets it" in legacy.stdout
+        )
+        assert run("sources", "--remove", dead, data_dir=db).exit_code == 0
+
+        # One that was read once stays through a failure, and syncs again when it is back.
+        feed = rss(
+            f"<item><title>Lathe</title><link>{site.url('/lathe/')}</link>"
+            "<content:encoded><![CDATA[<p>The lathe runs at 500 rpm for bowls.</p>]]></content:encoded></item>"
+        )
+        site.add("/feed.xml", feed, "application/rss+xml")
+        assert run("ingest", site.url("/feed.xml"), data_dir=db).exit_code == 0
+        site.remove("/feed.xml")
+        failed = run("sync", "--json", data_dir=db)
+        assert failed.exit_code == 1 and json.loads(failed.stdout)["sources"][0]["remembered"]
+        (source,) = Sources(Store(db)).all()
+        assert (source.url, source.kind, source.ok) == (site.url("/feed.xml"), "feed", False)
+        site.add("/feed.xml", feed, "application/rss+xml")
+        assert run("sync", data_dir=db).exit_code == 0
+    assert set(stored(db)) == {"lathe"}
+
+
 def test_sync_every_interval_runs_again(tmp_path):
     db = tmp_path / "db"
     with SiteServer() as site:

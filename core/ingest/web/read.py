@@ -47,6 +47,7 @@ class SourceRead:
     items: dict[str, dict[str, str]] = field(default_factory=dict)  # as Source.items, after this read
     listed: set[str] = field(default_factory=set)  # post ids the source lists now
     complete: bool = False  # whether `listed` is the source's whole list (pruning may trust it)
+    reached: bool = False  # whether the source itself was read: a feed or sitemap (a site's), a page's post
     not_modified: int = 0  # pages (or the whole feed) that answered 304
     state: dict[str, Any] = field(default_factory=dict)  # the source's own validators, a site's feed
 
@@ -108,6 +109,7 @@ class _Reader:
             self.out.state["via_url"], self.out.state["via"] = state["via_url"], state.get("via", "")
         kind = state.get("via") or self.source.kind
         if response.not_modified:
+            self.out.reached = True
             self._unchanged(kind)
             return self.out
         self._dispatch(kind, response)
@@ -127,6 +129,7 @@ class _Reader:
             self.out.kind = "page"
             self.out.complete = True
             self._pages({self.source.url: ""}, first={self.source.url: response})
+            self.out.reached = bool(self.out.posts)
 
     def _xml(self, response: Response) -> None:
         try:
@@ -192,6 +195,7 @@ class _Reader:
     # Sitemaps ----------------------------------------------------------------------------------
 
     def _sitemap(self, url: str, data: bytes, root: Any) -> None:
+        self.out.reached = True
         pages: dict[str, str] = {}
         queue, seen, complete = [(url, data, root)], {url}, True
         while queue:
@@ -325,6 +329,7 @@ class _Reader:
     # Feeds -------------------------------------------------------------------------------------
 
     def _feed(self, url: str, data: bytes, root: Any) -> None:
+        self.out.reached = True
         feed = read_feed(data, self.max_items, root)
         for problem in feed.problems:
             self.out.warnings.append(ParseError(url, problem))

@@ -41,6 +41,7 @@ class SourceOutcome:
     gone: list[tuple[str, str]] = field(default_factory=list)
     pruned: bool = False
     notes: list[str] = field(default_factory=list)
+    remembered: bool = False
 
     @property
     def ok(self) -> bool:
@@ -67,6 +68,7 @@ class SourceOutcome:
             "not_modified": self.read.not_modified,
             "gone": [{"post_id": p, "url": u} for p, u in self.gone],
             "pruned": self.pruned,
+            "remembered": self.remembered,
             "report": self.report.to_json(),
         }
 
@@ -100,15 +102,19 @@ def ingest_url(
     remember: bool = True,
 ) -> SourceOutcome:
     """Read a feed, sitemap, site or page at `url`, ingest its posts, and (with `remember`) keep it as
-    a source for `sync_sources`. A source already remembered is synced (its collection kept unless
-    `collection` is given). ValueError for an address that is not http(s)."""
+    a source for `sync_sources`: a new address only if it could be read (not one that is down, a 404,
+    not a feed, sitemap or page), a remembered one whatever this read gave (its failure may pass). A
+    source already remembered is synced (its collection kept unless `collection` is given). ValueError
+    for an address that is not http(s)."""
     store = store or Store(settings.data_dir)
     url = check_url(url)
-    book = Sources(store)
-    source = book.get(url) or Source(url, "auto", collection or "writings")
+    known = Sources(store).get(url)
+    source = known or Source(url, "auto", collection or "writings")
     if collection:
         source.collection = collection
-    return _sync_one(source, settings, store, embedder, progress, fetcher, max_items, False, remember)
+    return _sync_one(
+        source, settings, store, embedder, progress, fetcher, max_items, False, remember, new=known is None
+    )
 
 
 def ingest_path(
@@ -171,6 +177,7 @@ def _sync_one(
     remember: bool,
     force: bool = False,
     replace: bool = False,
+    new: bool = False,
 ) -> SourceOutcome:
     if source.kind == PATH_KIND:
         read = read_path(source)
@@ -205,9 +212,14 @@ def _sync_one(
             outcome.notes.append("not pruned: the source's list could not be read whole")
     if not read.complete and read.kind == "feed" and prune:
         outcome.notes.append("a feed lists only its newest posts: nothing is pruned by it")
-    if remember:
+    if remember and new and not read.reached:
+        outcome.notes.append("not remembered: the address could not be read")
+    elif remember:
+        if source.kind == "auto" and not read.reached:  # remembered by an earlier version, never read
+            outcome.notes.append("never read yet: `inkwell sources --remove` forgets it")
         _remember(source, read, outcome)
         Sources(store).save(source)
+        outcome.remembered = True
     return outcome
 
 
