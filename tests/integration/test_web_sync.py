@@ -123,7 +123,8 @@ def test_rss_full_content_and_atom_summaries_become_posts(settings, embedder):
     }
     assert first.read.posts[0].url == site.url("/2024/03/planing-oak/")  # Post.url filled for the store
     # Re-reading the unchanged feed costs a 304; a grown feed embeds only its new entry.
-    assert again.read.not_modified == 1 and again.report.chunks_embedded == 0 and not again.report.outcomes
+    assert again.read.not_modified == 2 and again.report.chunks_embedded == 0 and not again.report.outcomes
+    assert "0 new, 0 updated, 2 unchanged" in again.summary()  # the feed's posts, not "1" for the feed
     assert grown.report.count("unchanged") == 2 and grown.report.count("new") == 1
     assert grown.report.chunks_embedded == rows["sawdust"]["n_chunks"]
     assert len(rows) == 4

@@ -48,8 +48,9 @@ class SourceRead:
     listed: set[str] = field(default_factory=set)  # post ids the source lists now
     complete: bool = False  # whether `listed` is the source's whole list (pruning may trust it)
     reached: bool = False  # whether the source itself was read: a feed or sitemap (a site's), a page's post
-    not_modified: int = 0  # pages (or the whole feed) that answered 304
-    state: dict[str, Any] = field(default_factory=dict)  # the source's own validators, a site's feed
+    not_modified: int = 0  # posts not read again: pages that answered 304, a 304 feed's posts
+    # The source's own validators, a site's sitemap or feed, how many posts a feed gave (`feed_posts`)
+    state: dict[str, Any] = field(default_factory=dict)
 
     def error(self, where: str, message: str) -> None:
         self.errors.append(ParseError(where, message))
@@ -110,6 +111,7 @@ class _Reader:
         kind = state.get("via") or self.source.kind
         if response.not_modified:
             self.out.reached = True
+            self.out.state["feed_posts"] = state.get("feed_posts", 0)
             self._unchanged(kind)
             return self.out
         self._dispatch(kind, response)
@@ -152,7 +154,9 @@ class _Reader:
         """The source document answered 304: its list is the one of the last sync."""
         self.out.kind = self.source.kind
         if kind in ("feed", "page"):  # the feed's entries, or the page itself, are as they were
-            self.out.not_modified += 1
+            # A feed counts the posts its last full read gave (a window: not every post ever known).
+            feed = self.source.state.get("feed_posts") or len(self.source.items)
+            self.out.not_modified += feed if kind == "feed" else 1
             self.out.items = dict(self.source.items)
             self.out.listed = {item["post_id"] for item in self.source.items.values()}
             self.out.complete = kind == "page"
@@ -352,6 +356,7 @@ class _Reader:
                 self.out.items[post.source] = {"post_id": post.post_id, "source": post.source}
         if fetch:
             self._pages(dict(fetch))
+        self.out.state["feed_posts"] = len(self.out.items)
         self.out.complete = False  # a feed lists its newest posts only: never prune by it
 
     def _entry_post(self, feed_url: str, entry: Entry) -> Post | None:
