@@ -1,6 +1,7 @@
 """RSS 2.0, RSS 1.0 and Atom feeds through feedparser, after the hardened XML check (safexml): each
-entry's address, title (as text: an html or xhtml title keeps its words only), date, tags, and its full content when the feed carries it (`content:encoded`,
-Atom `<content>`), else None, for the caller to read the linked page instead."""
+entry's address, title (as text: an html or xhtml title keeps its words only), date, tags, and its full
+content when the feed carries it (`content:encoded`, Atom `<content>`), else None, for the caller to
+read the linked page instead."""
 
 from __future__ import annotations
 

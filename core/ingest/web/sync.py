@@ -226,6 +226,8 @@ def _sync_one(
 def stored_pages(source: Source, store: Store) -> dict[str, str]:
     """The post id of each page of `source` (listed now or gone) whose post is stored from that page,
     by its listed address or the one it redirected to."""
+    if not source.items and not source.state.get("gone"):
+        return {}  # a new source: no need to scan the posts table
     states = store.post_states()
     stored = {}
     for page, item in {**source.state.get("gone", {}), **source.items}.items():
