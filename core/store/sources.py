@@ -44,7 +44,8 @@ def now() -> str:
 
 @dataclass
 class Source:
-    """`state`: {"etag", "last_modified", "feed" (a site's discovered feed or sitemap), "items":
+    """`state`: {"etag", "last_modified", "via_url" and "via" (a site's discovered sitemap or feed),
+    "feed_posts" (how many posts a feed gave at its last full read), "items":
     {page address: {"post_id", "source", "etag", "last_modified"}}, "gone": the same for pages no longer
     listed whose posts were not pruned} as the last sync left it."""
 

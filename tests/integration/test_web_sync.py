@@ -123,10 +123,60 @@ def test_rss_full_content_and_atom_summaries_become_posts(settings, embedder):
     }
     assert first.read.posts[0].url == site.url("/2024/03/planing-oak/")  # Post.url filled for the store
     # Re-reading the unchanged feed costs a 304; a grown feed embeds only its new entry.
-    assert again.read.not_modified == 1 and again.report.chunks_embedded == 0 and not again.report.outcomes
+    assert again.read.not_modified == 2 and again.report.chunks_embedded == 0 and not again.report.outcomes
+    assert "0 new, 0 updated, 2 unchanged" in again.summary()  # the feed's posts, not "1" for the feed
     assert grown.report.count("unchanged") == 2 and grown.report.count("new") == 1
     assert grown.report.chunks_embedded == rows["sawdust"]["n_chunks"]
     assert len(rows) == 4
+
+
+def test_feed_titles_in_html_are_stored_as_text(settings, embedder):
+    """Atom's type="html" and type="xhtml" titles (WordPress writes `<em>` into them) and RSS titles with
+    markup or entities are stored as their words, entities unescaped once; plain-text titles as written."""
+    with SiteServer() as site:
+        body = '<content type="html">&lt;p&gt;A post about the shop in the cold months.&lt;/p&gt;</content>'
+        site.add(
+            "/atom.xml",
+            '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>A</title>'
+            f'<entry><title type="html">Winter &amp;amp; the Shop</title><link href="{site.url("/winter/")}"/>'
+            f"{body}</entry>"
+            f'<entry><title type="html">&lt;em&gt;Glue&lt;/em&gt; in  the cold</title>'
+            f'<link href="{site.url("/glue/")}"/>{body}</entry>'
+            '<entry><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml"><em>Oak</em> &amp; ash</div>'
+            f'</title><link href="{site.url("/oak/")}"/>{body}</entry>'
+            f'<entry><title type="text">AT&amp;T &lt;b&gt; stays</title><link href="{site.url("/att/")}"/>'
+            f"{body}</entry></feed>",
+            "application/atom+xml",
+        )
+        site.add(
+            "/feed.xml",
+            rss(
+                "".join(
+                    f"<item><title>{title}</title><link>{site.url(f'/{slug}/')}</link>"
+                    "<content:encoded><![CDATA[<p>A post about cherry wood.</p>]]></content:encoded></item>"
+                    for slug, title in [
+                        ("cafe", "Caf&#233; Cr&#232;me &amp; Cherry"),
+                        ("fish", "Fish &amp;amp; chips"),
+                        ("hi", "&lt;em&gt;Hi&lt;/em&gt; there"),
+                        ("less", "1 &lt; 2 in plain text"),
+                    ]
+                )
+            ),
+            "application/rss+xml",
+        )
+        for feed in ("/atom.xml", "/feed.xml"):
+            assert ingest_url(site.url(feed), settings, embedder=embedder).ok
+    titles = {p: r["title"] for p, r in stored(settings.data_dir).items()}
+    assert titles == {
+        "winter": "Winter & the Shop",
+        "glue": "Glue in the cold",
+        "oak": "Oak & ash",
+        "att": "AT&T <b> stays",
+        "cafe": "Café Crème & Cherry",
+        "fish": "Fish & chips",
+        "hi": "Hi there",
+        "less": "1 < 2 in plain text",
+    }
 
 
 # A site kept in sync ----------------------------------------------------------------------------------
@@ -253,6 +303,129 @@ def test_a_page_that_failed_is_retried_while_its_feed_and_sitemap_answer_304(tmp
         assert all(not out["report"]["posts"] for out in json.loads(again.stdout)["sources"])
 
 
+def test_pages_whose_addresses_end_alike_are_distinct_posts_and_stored_ids_stay(tmp_path):
+    """`/2023/12/year-in-review/` and `/2024/12/year-in-review/`: the first in address order (or the one
+    stored already) is 'year-in-review', the other gets its whole path; no stored post changes id, and a
+    second address of one post (`/oak/index.html`) is read once, with a warning."""
+    db, fresh = tmp_path / "db", tmp_path / "fresh"
+    with SiteServer() as site:
+        for year in ("2023", "2024"):
+            site.page(
+                f"/{year}/12/year-in-review/",
+                page(f"Year in Review {year}", f"In {year} I built chairs, tables and one very long bench."),
+            )
+        site.page("/posts/oak/", page("Oak", "Quartersawn oak moves less than flatsawn oak across the year."))
+        site.page("/posts/oak/index.html", page("Oak", "Quartersawn oak moves less than flatsawn oak."))
+        site.add("/sitemap.xml", sitemap(site, "/2024/12/year-in-review/"), "application/xml")
+        assert run("ingest", site.url("/sitemap.xml"), data_dir=db).exit_code == 0
+        assert set(stored(db)) == {"year-in-review"}  # an existing user's 2024 post
+
+        both = sitemap(site, "/2023/12/year-in-review/", "/2024/12/year-in-review/", "/posts/oak/index.html")
+        site.add(
+            "/sitemap.xml",
+            both.replace("</urlset>", f"<url><loc>{site.url('/posts/oak/')}</loc></url></urlset>"),
+            "application/xml",
+        )
+        for again in (False, True):  # the second sync: the same ids, nothing read again
+            synced = run("sync", data_dir=db)
+            assert synced.exit_code == 0, synced.output
+            warned = (
+                f"warning {site.url('/posts/oak/index.html')}: the same post as {site.url('/posts/oak/')} "
+                "(post id 'oak'): read from there"
+            ) in synced.stderr
+            assert warned != again  # said when the sitemap is read, not when it answers 304
+        rows = stored(db)
+        assert {p: r["title"] for p, r in rows.items()} == {
+            "year-in-review": "Year in Review 2024",
+            "2023-12-year-in-review": "Year in Review 2023",
+            "oak": "Oak",
+        }
+        assert rows["oak"]["source"] == site.url("/posts/oak/")
+        assert "0 new, 0 updated, 3 unchanged, 0 failed" in synced.stdout
+
+        # A new store: the order of addresses decides, not the order of the list.
+        first = run("ingest", site.url("/sitemap.xml"), data_dir=fresh)
+        assert first.exit_code == 0, first.output
+        assert {p: r["title"] for p, r in stored(fresh).items() if "review" in p} == {
+            "year-in-review": "Year in Review 2023",
+            "2024-12-year-in-review": "Year in Review 2024",
+        }
+
+        # The 2023 page gone: named by its own id; the 2024 post keeps the short one.
+        site.remove("/2023/12/year-in-review/")
+        site.add("/sitemap.xml", sitemap(site, "/2024/12/year-in-review/", "/posts/oak/"), "application/xml")
+        pruned = run("sync", "--prune", "--json", data_dir=db)
+        assert pruned.exit_code == 0, pruned.output
+        out = json.loads(pruned.stdout)["sources"][0]
+        assert [g["post_id"] for g in out["gone"]] == ["2023-12-year-in-review"] and out["pruned"]
+        assert set(stored(db)) == {"year-in-review", "oak"}
+
+
+def test_feed_entries_whose_links_end_alike_are_distinct_posts(settings, embedder):
+    with SiteServer() as site:
+        site.add(
+            "/feed.xml",
+            rss(
+                "".join(
+                    f"<item><title>Review {y}</title><link>{site.url(f'/{y}/12/year-in-review/')}</link>"
+                    f"<content:encoded><![CDATA[<p>What I made in {y}.</p>]]></content:encoded></item>"
+                    for y in ("2024", "2023")
+                )
+            ),
+            "application/rss+xml",
+        )
+        outcome = ingest_url(site.url("/feed.xml"), settings, embedder=embedder)
+    assert outcome.ok, outcome.summary()
+    assert {p: r["title"] for p, r in stored(settings.data_dir).items()} == {
+        "year-in-review": "Review 2023",
+        "2024-12-year-in-review": "Review 2024",
+    }
+
+
+def test_a_page_whose_post_is_not_stored_is_fetched_in_full_whatever_validators_were_kept(tmp_path):
+    """A page is asked for a 304 only while its post is stored from it. An earlier version kept the
+    validators of a page refused as a duplicate id, so every later sync took its 304 for "unchanged" and
+    the post was never stored; now the page is read in full and goes in."""
+    db = tmp_path / "db"
+    with SiteServer() as site:
+        for year in ("2023", "2024"):
+            site.page(
+                f"/{year}/12/year-in-review/",
+                page(f"Year in Review {year}", f"In {year} I built chairs, tables and one very long bench."),
+            )
+        site.add("/sitemap.xml", sitemap(site, "/2023/12/year-in-review/"), "application/xml")
+        assert run("ingest", site.url("/sitemap.xml"), data_dir=db).exit_code == 0
+        site.add(
+            "/sitemap.xml",
+            sitemap(site, "/2023/12/year-in-review/", "/2024/12/year-in-review/"),
+            "application/xml",
+        )
+        # The sources table as the refusal left it: the 2024 page under the 2023 post's id, its ETag kept.
+        book = Sources(Store(db))
+        source = book.get(site.url("/sitemap.xml"))
+        source.state.pop("etag", None)
+        later = site.url("/2024/12/year-in-review/")
+        etag = site.resources["/2024/12/year-in-review/"].etag
+        source.items[later] = {
+            "post_id": "year-in-review",
+            "source": later,
+            "etag": etag,
+            "last_modified": "",
+        }
+        book.save(source)
+
+        seen = len(site.requests)
+        synced = run("sync", data_dir=db)
+        assert synced.exit_code == 0, synced.output
+        asked = {p: h.get("If-None-Match") for p, h in site.requests[seen:]}
+        assert asked["/2023/12/year-in-review/"] and not asked["/2024/12/year-in-review/"]
+        assert "1 new, 0 updated, 1 unchanged, 0 failed" in synced.stdout
+    assert {p: r["title"] for p, r in stored(db).items()} == {
+        "year-in-review": "Year in Review 2023",
+        "2024-12-year-in-review": "Year in Review 2024",
+    }
+
+
 def test_ingest_of_an_address_and_a_file_prints_one_json_document(tmp_path):
     db, note, bad = tmp_path / "db", tmp_path / "lathe-notes.md", tmp_path / "bad.json"
     note.write_text("# Lathe notes\n\nThe tool rest sits an eighth below centre.\n")
@@ -270,6 +443,54 @@ def test_ingest_of_an_address_and_a_file_prints_one_json_document(tmp_path):
     out = json.loads(failed.stdout)  # "ok" covers both: here the file failed, the address did not
     assert failed.exit_code == 1 and not out["ok"] and out["sources"][0]["ok"]
     assert [e["source"] for e in out["errors"]] == [str(bad)]
+
+
+def test_an_address_that_cannot_be_read_is_not_remembered_one_that_worked_stays(tmp_path):
+    db = tmp_path / "db"
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    dead = f"http://127.0.0.1:{closed.getsockname()[1]}/feed.xml"
+    closed.close()  # nothing listens there
+    with SiteServer() as site:
+        site.add(
+            "/bad.xml",
+            '<?xml version="1.0"?><rss><channel><item><title>a</item></channel></rss>',
+            "application/xml",
+        )
+        site.add("/paper.pdf", b"%PDF-1.4 not a feed", "application/pdf")
+        for url, reason in [
+            (dead, "connection refused"),
+            (site.url("/missing.xml"), "HTTP 404 Not Found"),
+            (site.url("/bad.xml"), "malformed XML"),
+            (site.url("/paper.pdf"), "not a feed, sitemap or web page"),
+        ]:
+            result = run("ingest", url, data_dir=db)
+            assert result.exit_code == 1 and f"skipped {url}: {reason}" in result.stderr, result.output
+            assert "not remembered: the address could not be read" in result.stdout
+        assert run("sources", data_dir=db).stdout == ""
+        assert run("sync", data_dir=db).exit_code == 0  # nothing to sync, nothing failing
+        Sources(Store(db)).save(Source(dead, "auto"))  # as an earlier version remembered it
+        legacy = run("sync", data_dir=db)
+        assert (
+            legacy.exit_code == 1 and "never read yet: `inkwell sources --remove` forgets it" in legacy.stdout
+        )
+        assert run("sources", "--remove", dead, data_dir=db).exit_code == 0
+
+        # One that was read once stays through a failure, and syncs again when it is back.
+        feed = rss(
+            f"<item><title>Lathe</title><link>{site.url('/lathe/')}</link>"
+            "<content:encoded><![CDATA[<p>The lathe runs at 500 rpm for bowls.</p>]]></content:encoded></item>"
+        )
+        site.add("/feed.xml", feed, "application/rss+xml")
+        assert run("ingest", site.url("/feed.xml"), data_dir=db).exit_code == 0
+        site.remove("/feed.xml")
+        failed = run("sync", "--json", data_dir=db)
+        assert failed.exit_code == 1 and json.loads(failed.stdout)["sources"][0]["remembered"]
+        (source,) = Sources(Store(db)).all()
+        assert (source.url, source.kind, source.ok) == (site.url("/feed.xml"), "feed", False)
+        site.add("/feed.xml", feed, "application/rss+xml")
+        assert run("sync", data_dir=db).exit_code == 0
+    assert set(stored(db)) == {"lathe"}
 
 
 def test_sync_every_interval_runs_again(tmp_path):

@@ -1,6 +1,7 @@
 """RSS 2.0, RSS 1.0 and Atom feeds through feedparser, after the hardened XML check (safexml): each
-entry's address, title, date, tags, and its full content when the feed carries it (`content:encoded`,
-Atom `<content>`), else None, for the caller to read the linked page instead."""
+entry's address, title (as text: an html or xhtml title keeps its words only), date, tags, and its full
+content when the feed carries it (`content:encoded`, Atom `<content>`), else None, for the caller to
+read the linked page instead."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ from xml.etree.ElementTree import Element, tostring
 import feedparser
 
 from core.ingest.web.safexml import local_name, parse_xml
+from core.parse.fields import plain_title
 
 MAX_ITEMS = 1000  # entries read from one feed (or pages from one sitemap); the rest is named, not read
 _FEED_ROOTS = frozenset({"rss", "feed", "rdf"})
 _ENTRY_TAGS = frozenset({"item", "entry"})
+_MARKUP_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
 
 @dataclass(frozen=True)
@@ -75,9 +78,14 @@ def _entry(raw: dict) -> Entry:
             content, content_type = value, part.get("type") or "text/html"
             break
     when = raw.get("published_parsed") or raw.get("updated_parsed")
+    title = str(raw.get("title") or "")
+    # feedparser hands an html/xhtml title (Atom's type="html", an RSS title it finds markup in) back
+    # as markup, its entities still escaped once: keep the words.
+    if (raw.get("title_detail") or {}).get("type") in _MARKUP_TYPES:
+        title = plain_title(title)
     return Entry(
         link=str(raw.get("link") or "").strip(),
-        title=" ".join(str(raw.get("title") or "").split()),
+        title=" ".join(title.split()),
         date=time.strftime("%Y-%m-%d", when) if when else "",
         tags=[t["term"].strip() for t in raw.get("tags") or [] if (t.get("term") or "").strip()],
         content=content,

@@ -1,10 +1,12 @@
 """A web page (or a feed entry's HTML) as a Post: the article text through trafilatura
 (core/parse/clean.html_article), the title, date and tags the page states, its address as `url`, and an
-id from the address's last path segment, the way a file's id comes from its name."""
+id from the address's last path segment, the way a file's id comes from its name (from more of its path
+when another address of the same source ends alike: `page_ids`)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from urllib.parse import unquote, urlsplit
 
 from lxml import html
@@ -23,13 +25,46 @@ _INDEX = frozenset({"index", "default", "index.html", "index.htm"})
 def url_post_id(url: str) -> str:
     """The post id of an address: the slug of its last path segment ('/2021/05/my-post/' and
     '/my-post.html' → 'my-post'), as a file `my-post.md` gets 'my-post'; the host for a site's root."""
-    parts = urlsplit(url)
-    segments = [unquote(s) for s in parts.path.split("/") if s]
+    segments = _segments(url)
+    return slug_id(segments[-1] if segments else urlsplit(url).hostname or url)
+
+
+def path_post_id(url: str) -> str:
+    """The slug of the address's whole path ('/2024/12/year-in-review/' → '2024-12-year-in-review');
+    the host for a site's root."""
+    segments = _segments(url)
+    return slug_id(" ".join(segments) if segments else urlsplit(url).hostname or url)
+
+
+def page_ids(urls: Iterable[str], stored: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(post id of each address, {address: the address it names the same post as}) for the addresses
+    one source lists. An address keeps the id its post is stored under (`stored`); any other gets
+    `url_post_id`, unless an address before it (stored ones first, then in address order) has that id:
+    then it gets `path_post_id`, so `/2023/12/year-in-review/` stays 'year-in-review' and
+    `/2024/12/year-in-review/` becomes '2024-12-year-in-review'. Addresses whose whole paths are alike
+    too (`/oak/`, `/oak/index.html`) are one post under two addresses: the later is an alias, no id."""
+    ids: dict[str, str] = {}
+    aliases: dict[str, str] = {}
+    holders: dict[str, str] = {}  # post id -> the address that has it
+    for url in sorted(dict.fromkeys(urls), key=lambda u: (u not in stored, u)):
+        post_id = stored.get(url) or url_post_id(url)
+        holder = holders.get(post_id)
+        if holder is not None:
+            post_id = path_post_id(url)
+            if post_id == path_post_id(holder) or post_id in holders:
+                aliases[url] = holders.get(post_id, holder)
+                continue
+        holders[post_id] = url
+        ids[url] = post_id
+    return ids, aliases
+
+
+def _segments(url: str) -> list[str]:
+    """The address's path segments, without an index page's name and a page suffix ('.html', '.php')."""
+    segments = [unquote(s) for s in urlsplit(url).path.split("/") if s]
     while segments and _PAGE_SUFFIX.sub("", segments[-1]).lower() in _INDEX:
         segments.pop()
-    if not segments:
-        return slug_id(parts.hostname or url)
-    return slug_id(_PAGE_SUFFIX.sub("", segments[-1]))
+    return [*segments[:-1], _PAGE_SUFFIX.sub("", segments[-1])] if segments else []
 
 
 def decoded(response: Response) -> str:

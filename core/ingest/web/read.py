@@ -1,16 +1,20 @@
 """Reading one source (a feed, a sitemap, a site root or a single page) into posts, politely: pages
 fetched a few at a time on the source's host only (core/ingest/web/fetch.py), with the ETag and
 Last-Modified each page had at the last sync, so an unchanged page answers 304 and costs nothing.
+Validators are sent only for a page whose post is stored from it (`stored`): a page whose post was
+refused or failed is fetched in full and reported again at every sync until it goes in.
 
 What comes back says, besides the posts and the problems (each naming its page and reason), which
 pages the source lists now (`listed`, the post ids), so a sync can tell which posts disappeared, and
 whether that list is complete enough to prune by (`complete`: a feed lists only its newest posts, and
-a sitemap that could not be read lists nothing for sure).
+a sitemap that could not be read lists nothing for sure). The addresses of one read are named together
+(pages.page_ids): two whose last segments are alike get distinct ids, a page keeps the id its post is
+stored under, and a second address of the same post (`/oak/` and `/oak/index.html`) is read once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +25,7 @@ from lxml import html
 from core.ingest.report import Progress
 from core.ingest.web.feeds import MAX_ITEMS, Entry, is_feed_root, read_feed
 from core.ingest.web.fetch import MAX_XML_BYTES, Fetcher, FetchError, Response, host_of
-from core.ingest.web.pages import decoded, fragment_post, looks_like_html, page_post, url_post_id
+from core.ingest.web.pages import decoded, fragment_post, looks_like_html, page_ids, page_post
 from core.ingest.web.safexml import BadXML, parse_xml
 from core.ingest.web.sitemaps import MAX_SITEMAPS, is_sitemap_root, read_sitemap, unpacked
 from core.models import ParseError, Post
@@ -43,8 +47,10 @@ class SourceRead:
     items: dict[str, dict[str, str]] = field(default_factory=dict)  # as Source.items, after this read
     listed: set[str] = field(default_factory=set)  # post ids the source lists now
     complete: bool = False  # whether `listed` is the source's whole list (pruning may trust it)
-    not_modified: int = 0  # pages (or the whole feed) that answered 304
-    state: dict[str, Any] = field(default_factory=dict)  # the source's own validators, a site's feed
+    reached: bool = False  # whether the source itself was read: a feed or sitemap (a site's), a page's post
+    not_modified: int = 0  # posts not read again: pages that answered 304, a 304 feed's posts
+    # The source's own validators, a site's sitemap or feed, how many posts a feed gave (`feed_posts`)
+    state: dict[str, Any] = field(default_factory=dict)
 
     def error(self, where: str, message: str) -> None:
         self.errors.append(ParseError(where, message))
@@ -56,17 +62,30 @@ def read_source(
     *,
     progress: Progress | None = None,
     max_items: int = MAX_ITEMS,
+    stored: Mapping[str, str] | None = None,
 ) -> SourceRead:
-    """The posts of `source` as it is now (see the module docstring). Never raises for the web's
+    """The posts of `source` as it is now (see the module docstring); `stored`: the post id of each of
+    its pages whose post is stored from that page (sync.stored_pages). Never raises for the web's
     failures: they are in `errors`."""
     fetcher = fetcher or Fetcher(host_of(source.url))
-    reader = _Reader(source, fetcher, progress, max_items)
+    reader = _Reader(source, fetcher, progress, max_items, stored or {})
     return reader.run()
 
 
 class _Reader:
-    def __init__(self, source: Source, fetcher: Fetcher, progress: Progress | None, max_items: int) -> None:
+    def __init__(
+        self,
+        source: Source,
+        fetcher: Fetcher,
+        progress: Progress | None,
+        max_items: int,
+        stored: Mapping[str, str],
+    ) -> None:
         self.source = source
+        self.stored = stored
+        self.named = False
+        self.ids: dict[str, str] = {}  # each listed address's post id (page_ids)
+        self.aliases: dict[str, str] = {}  # an address -> the address of the same post that is read
         self.fetcher = fetcher
         self.progress = progress
         self.max_items = max_items
@@ -91,6 +110,8 @@ class _Reader:
             self.out.state["via_url"], self.out.state["via"] = state["via_url"], state.get("via", "")
         kind = state.get("via") or self.source.kind
         if response.not_modified:
+            self.out.reached = True
+            self.out.state["feed_posts"] = state.get("feed_posts", 0)
             self._unchanged(kind)
             return self.out
         self._dispatch(kind, response)
@@ -110,6 +131,7 @@ class _Reader:
             self.out.kind = "page"
             self.out.complete = True
             self._pages({self.source.url: ""}, first={self.source.url: response})
+            self.out.reached = bool(self.out.posts)
 
     def _xml(self, response: Response) -> None:
         try:
@@ -132,7 +154,9 @@ class _Reader:
         """The source document answered 304: its list is the one of the last sync."""
         self.out.kind = self.source.kind
         if kind in ("feed", "page"):  # the feed's entries, or the page itself, are as they were
-            self.out.not_modified += 1
+            # A feed counts the posts its last full read gave (a window: not every post ever known).
+            feed = self.source.state.get("feed_posts") or len(self.source.items)
+            self.out.not_modified += feed if kind == "feed" else 1
             self.out.items = dict(self.source.items)
             self.out.listed = {item["post_id"] for item in self.source.items.values()}
             self.out.complete = kind == "page"
@@ -175,6 +199,7 @@ class _Reader:
     # Sitemaps ----------------------------------------------------------------------------------
 
     def _sitemap(self, url: str, data: bytes, root: Any) -> None:
+        self.out.reached = True
         pages: dict[str, str] = {}
         queue, seen, complete = [(url, data, root)], {url}, True
         while queue:
@@ -216,7 +241,10 @@ class _Reader:
                 self.out.error(page, f"on another host ({host_of(page)}) than the source: refused")
                 continue
             on_host[page] = lastmod
-            self.out.listed.add(url_post_id(page))
+        ids = self._name(on_host)
+        for page in [p for p in on_host if self._alias(p)]:
+            del on_host[page]
+        self.out.listed.update(ids[page] for page in on_host)
         todo = list(on_host.items())
         if len(todo) > self.max_items:
             self.out.error(
@@ -229,7 +257,8 @@ class _Reader:
             item: tuple[str, str],
         ) -> tuple[str, Post | None, dict[str, str] | None, FetchError | str | None]:
             page, lastmod = item
-            prior = self.source.items.get(page, {})
+            # A page whose post is not stored from it (refused, failed) must not hide behind a 304.
+            prior = self.source.items.get(page, {}) if page in self.stored else {}
             try:
                 response = first.get(page) or self.fetcher.get(
                     page, etag=prior.get("etag", ""), last_modified=prior.get("last_modified", "")
@@ -242,7 +271,7 @@ class _Reader:
                 post = page_post(response, collection=self.source.collection, date=lastmod)
             except ValueError as exc:
                 return page, None, None, str(exc)
-            post.post_id = url_post_id(page)  # the listed address names the post, wherever it redirects
+            post.post_id = ids[page]  # the listed address names the post, wherever it redirects
             item = {
                 "post_id": post.post_id,
                 "source": post.source,
@@ -271,10 +300,11 @@ class _Reader:
             self.out.error(page, reason)
             prior = self.source.items.get(page)
             gone = isinstance(problem, FetchError) and problem.gone
+            post_id = self.ids[page]
             if prior and not gone:  # a passing failure: the post is still there, fetched in full next time
-                self.out.items[page] = {**prior, "etag": "", "last_modified": ""}
+                self.out.items[page] = {**prior, "post_id": post_id, "etag": "", "last_modified": ""}
             if gone:
-                self.out.listed.discard(prior["post_id"] if prior else url_post_id(page))
+                self.out.listed.discard(post_id)
             return
         if item is None:
             return
@@ -284,9 +314,26 @@ class _Reader:
         else:
             self.out.posts.append(post)
 
+    def _name(self, urls: Iterable[str]) -> dict[str, str]:
+        """The post ids of this read's addresses, named together the first time (page_ids)."""
+        if not self.named:
+            self.ids, self.aliases = page_ids(urls, self.stored)
+            self.named = True
+        return self.ids
+
+    def _alias(self, url: str) -> bool:
+        """Whether `url` is a second address of a post read from another one (then warned about)."""
+        other = self.aliases.get(url)
+        if other is not None:
+            self.out.warnings.append(
+                ParseError(url, f"the same post as {other} (post id {self.ids[other]!r}): read from there")
+            )
+        return other is not None
+
     # Feeds -------------------------------------------------------------------------------------
 
     def _feed(self, url: str, data: bytes, root: Any) -> None:
+        self.out.reached = True
         feed = read_feed(data, self.max_items, root)
         for problem in feed.problems:
             self.out.warnings.append(ParseError(url, problem))
@@ -296,7 +343,10 @@ class _Reader:
                 f"has {feed.total:,} entries; only the newest {self.max_items:,} were read (the limit)",
             )
         fetch: list[tuple[str, str]] = []
+        self._name(entry.link for entry in feed.entries if entry.link)
         for entry in feed.entries:
+            if self._alias(entry.link):
+                continue
             if entry.content is None and entry.link:
                 fetch.append((entry.link, entry.date))
                 continue
@@ -306,6 +356,7 @@ class _Reader:
                 self.out.items[post.source] = {"post_id": post.post_id, "source": post.source}
         if fetch:
             self._pages(dict(fetch))
+        self.out.state["feed_posts"] = len(self.out.items)
         self.out.complete = False  # a feed lists its newest posts only: never prune by it
 
     def _entry_post(self, feed_url: str, entry: Entry) -> Post | None:
@@ -325,6 +376,8 @@ class _Reader:
             blocks=blocks,
         )
         post.source = where
+        if entry.link:
+            post.post_id = self.ids[entry.link]
         return post
 
 

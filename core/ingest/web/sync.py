@@ -2,8 +2,10 @@
 reads every remembered source again. Changed posts go through the ordinary per-post upsert
 (core/ingest/pipeline.py), so an unchanged post costs no embedding and an edited one re-embeds only its
 changed chunks; pages that answer 304 are not even read. A source whose sync had a failure is read in
-full next time (its own ETag / Last-Modified are not kept), so what failed is tried again. With `prune`, posts that a source no longer
-lists are deleted (one logged change per source, undoable); without it they are only named.
+full next time (its own ETag / Last-Modified are not kept), and a page is asked for a 304 only while its
+post is stored from it, so what failed or was refused is fetched and reported again. With `prune`,
+posts that a source no longer lists are deleted (one logged change per source, undoable); without it
+they are only named.
 
 Pruning trusts only a complete list: a sitemap (or a site's sitemap) read without errors, a single
 page that answers 404/410, or a local path (core/ingest/web/local.py) that exists. A feed lists only its
@@ -40,6 +42,7 @@ class SourceOutcome:
     gone: list[tuple[str, str]] = field(default_factory=list)
     pruned: bool = False
     notes: list[str] = field(default_factory=list)
+    remembered: bool = False
 
     @property
     def ok(self) -> bool:
@@ -66,6 +69,7 @@ class SourceOutcome:
             "not_modified": self.read.not_modified,
             "gone": [{"post_id": p, "url": u} for p, u in self.gone],
             "pruned": self.pruned,
+            "remembered": self.remembered,
             "report": self.report.to_json(),
         }
 
@@ -99,15 +103,19 @@ def ingest_url(
     remember: bool = True,
 ) -> SourceOutcome:
     """Read a feed, sitemap, site or page at `url`, ingest its posts, and (with `remember`) keep it as
-    a source for `sync_sources`. A source already remembered is synced (its collection kept unless
-    `collection` is given). ValueError for an address that is not http(s)."""
+    a source for `sync_sources`: a new address only if it could be read (not one that is down, a 404,
+    not a feed, sitemap or page), a remembered one whatever this read gave (its failure may pass). A
+    source already remembered is synced (its collection kept unless `collection` is given). ValueError
+    for an address that is not http(s)."""
     store = store or Store(settings.data_dir)
     url = check_url(url)
-    book = Sources(store)
-    source = book.get(url) or Source(url, "auto", collection or "writings")
+    known = Sources(store).get(url)
+    source = known or Source(url, "auto", collection or "writings")
     if collection:
         source.collection = collection
-    return _sync_one(source, settings, store, embedder, progress, fetcher, max_items, False, remember)
+    return _sync_one(
+        source, settings, store, embedder, progress, fetcher, max_items, False, remember, new=known is None
+    )
 
 
 def ingest_path(
@@ -168,11 +176,13 @@ def _sync_one(
     remember: bool,
     force: bool = False,
     replace: bool = False,
+    new: bool = False,
 ) -> SourceOutcome:
     if source.kind == PATH_KIND:
         read = read_path(source)
     else:
-        read = read_source(source, fetcher, progress=progress, max_items=max_items)
+        stored = stored_pages(source, store)
+        read = read_source(source, fetcher, progress=progress, max_items=max_items, stored=stored)
     report = ingest_posts(
         read.posts,
         settings,
@@ -201,10 +211,29 @@ def _sync_one(
             outcome.notes.append("not pruned: the source's list could not be read whole")
     if not read.complete and read.kind == "feed" and prune:
         outcome.notes.append("a feed lists only its newest posts: nothing is pruned by it")
-    if remember:
+    if remember and new and not read.reached:
+        outcome.notes.append("not remembered: the address could not be read")
+    elif remember:
+        if source.kind == "auto" and not read.reached:  # remembered by an earlier version, never read
+            outcome.notes.append("never read yet: `inkwell sources --remove` forgets it")
         _remember(source, read, outcome)
         Sources(store).save(source)
+        outcome.remembered = True
     return outcome
+
+
+def stored_pages(source: Source, store: Store) -> dict[str, str]:
+    """The post id of each page of `source` (listed now or gone) whose post is stored from that page,
+    by its listed address or the one it redirected to."""
+    if not source.items and not source.state.get("gone"):
+        return {}  # a new source: no need to scan the posts table
+    states = store.post_states()
+    stored = {}
+    for page, item in {**source.state.get("gone", {}), **source.items}.items():
+        state = states.get(item.get("post_id", ""))
+        if state is not None and state.source in (page, item.get("source", page)):
+            stored[page] = item["post_id"]
+    return stored
 
 
 def _gone(source: Source, read: SourceRead, store: Store) -> list[tuple[str, str]]:
