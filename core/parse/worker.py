@@ -9,7 +9,7 @@ import resource
 import sys
 from multiprocessing.connection import Connection
 
-# Address space for one input's parse: far above what a 20 MB file needs, far below taking the machine.
+# Address space for one input's parse: far above what a 50 MB file needs, far below taking the machine.
 MEMORY_LIMIT = 4 * 1024**3
 
 

@@ -508,7 +508,7 @@ def test_huge_file_refused_without_reading_it(tmp_path: Path) -> None:
     huge = tmp_path / "huge.txt"
     with huge.open("wb") as f:  # sparse: 50 MB on paper, nothing on disk
         f.write(b"text ")
-        f.truncate(50 * 1024 * 1024)
+        f.truncate(60 * 1024 * 1024)
     tracemalloc.start()
     try:
         result = parse_paths([huge])
@@ -516,9 +516,9 @@ def test_huge_file_refused_without_reading_it(tmp_path: Path) -> None:
     finally:
         tracemalloc.stop()
     assert result.posts == []
-    assert str(result.errors[0]) == f"{huge}: is 50.0 MB, over the 20 MB limit"
+    assert str(result.errors[0]) == f"{huge}: is 60.0 MB, over the 50 MB limit"
     assert peak < 5 * 1024 * 1024  # the file was never loaded
-    assert MAX_FILE_BYTES == 20 * 1024 * 1024
+    assert MAX_FILE_BYTES == 50 * 1024 * 1024
 
 
 def test_file_size_limit_is_configurable(tmp_path: Path) -> None:
