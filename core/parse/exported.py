@@ -1,5 +1,5 @@
-"""What the blog-platform parsers share: a post made from an HTML body and the export's fields, and the
-summary of what an export left out (drafts, pages)."""
+"""What the blog-platform parsers share: a post made from an HTML body and the export's fields, the ids
+of an export's posts kept distinct, and the summary of what an export left out (drafts, pages)."""
 
 from __future__ import annotations
 
@@ -53,19 +53,21 @@ def html_post(
     url: str,
     where: str,
     export: str,
+    into: ExportPosts,
 ) -> Post | None:
     """A post from an HTML body (kept as its raw, read back as an HTML fragment) of `export`, a
-    platform of PLATFORMS; its id is the slug, else the title's slug. Reports (and returns None for) a
-    post without text."""
+    platform of PLATFORMS, added to `into`; its id is the slug, else (settled by `into`) the title's
+    slug. Reports (and returns None for) a post without text."""
     body = without_embeds(body)
     blocks = html_fragment_to_blocks(body)
     title = plain_title(title) or first_heading(blocks) or title_from_text(blocks)
+    stated = post_slug(slug)
     post = make_post(
         ctx,
         blocks,
         raw=body,
         title=title,
-        post_id=post_slug(slug) or slug_id(title),
+        post_id=stated or slug_id(title),
         date=iso_day(date),
         tags=list(dict.fromkeys(as_tags(tags))),
         fmt="html",
@@ -73,7 +75,43 @@ def html_post(
     )
     if post is not None:
         post.url, post.export = url, export
+        into.add(post, stated=bool(stated), where=where)
     return post
+
+
+class ExportPosts:
+    """An export's posts in its order, with distinct ids once `settled`.
+
+    A slug the export states is its post's id. An id derived from a title (a post without a slug, as
+    WordPress and Substack drafts are) never takes one the export states for another post, nor one an
+    earlier derived id took: it gets "-2", "-3"…, as WordPress numbers a slug already in use. So a draft
+    titled like a published post never pushes the published one out, wherever it comes in the file.
+    """
+
+    def __init__(self) -> None:
+        self._found: list[tuple[Post, bool, str]] = []
+
+    def add(self, post: Post, *, stated: bool, where: str) -> None:
+        self._found.append((post, stated, where))
+
+    def settled(self, ctx: Context) -> list[Post]:
+        """The posts, derived ids changed where needed, each change a warning naming the post."""
+        taken = {post.post_id for post, stated, _ in self._found if stated}
+        for post, stated, where in self._found:
+            if stated:
+                continue
+            wanted = post.post_id
+            number = 1
+            while post.post_id in taken:
+                number += 1
+                post.post_id = f"{wanted}-{number}"
+            taken.add(post.post_id)
+            if post.post_id != wanted:
+                ctx.warn(
+                    f"{where}has no slug, and its title's slug {wanted!r} is another post's in this "
+                    f"export: stored as {post.post_id!r}"
+                )
+        return [post for post, _, _ in self._found]
 
 
 def site_address(site: str, slug: str, pattern: str = "{site}/{slug}/") -> str:

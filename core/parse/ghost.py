@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from core.models import Post
-from core.parse.exported import GHOST, LeftOut, html_post, site_address, warn_no_site
+from core.parse.exported import GHOST, ExportPosts, LeftOut, html_post, site_address, warn_no_site
 from core.parse.fields import BadInput, Context, as_text
 
 _HEADINGS = frozenset(f"h{n}" for n in range(1, 7))
@@ -36,19 +36,18 @@ def parse_ghost(ctx: Context, data: dict[str, Any]) -> list[Post]:
     site = _setting(tables, "url") or ctx.options.site_url
     tags = _tags_by_post(tables)
     left_out = LeftOut()
-    found = []
+    found = ExportPosts()
     addressless = 0  # published posts without an address: no site known
     for number, row in enumerate(posts, 1):
         if not isinstance(row, dict):
             ctx.error(f"post {number} is not a JSON object; skipped")
             continue
-        post = _post(ctx, row, number, site, tags, left_out)
+        post = _post(ctx, row, number, site, tags, left_out, found)
         if post is not None:
-            found.append(post)
             addressless += not site and as_text(row.get("status")) == "published"
     left_out.report(ctx)
     warn_no_site(ctx, addressless, "the export has no site URL setting")
-    return found
+    return found.settled(ctx)
 
 
 def _post(
@@ -58,6 +57,7 @@ def _post(
     site: str,
     tags: dict[str, list[str]],
     left_out: LeftOut,
+    found: ExportPosts,
 ) -> Post | None:
     is_page = row.get("type") == "page" or row.get("page") is True  # `page` before Ghost 4
     published = as_text(row.get("status")) == "published"
@@ -78,6 +78,7 @@ def _post(
         url=site_address(site, slug) if published else "",
         where=f"post {number} ({title[:60]!r}): ",
         export=GHOST,
+        into=found,
     )
 
 

@@ -16,7 +16,7 @@ import defusedxml
 import defusedxml.ElementTree as SafeET
 
 from core.models import Post
-from core.parse.exported import WORDPRESS, LeftOut, html_post
+from core.parse.exported import WORDPRESS, ExportPosts, LeftOut, html_post
 from core.parse.fields import BadInput, Context
 
 _WP_NS = "http://wordpress.org/export/"  # + 1.0/, 1.1/ or 1.2/
@@ -49,13 +49,11 @@ def parse_wxr(ctx: Context, data: bytes) -> list[Post]:
     if root.tag != "rss" or channel is None or wp is None:
         raise BadInput("is XML but not a WordPress export (WXR: Tools → Export in WordPress)")
     left_out = LeftOut()
-    posts = []
+    posts = ExportPosts()
     for number, item in enumerate(channel.iter("item"), 1):
-        post = _item_post(ctx, item, wp, number, left_out)
-        if post is not None:
-            posts.append(post)
+        _item_post(ctx, item, wp, number, left_out, posts)
     left_out.report(ctx)
-    return posts
+    return posts.settled(ctx)
 
 
 def _parse_xml(data: bytes) -> ET.Element:
@@ -85,7 +83,9 @@ def _wp_namespace(root: ET.Element) -> str | None:
     return None
 
 
-def _item_post(ctx: Context, item: ET.Element, wp: str, number: int, left_out: LeftOut) -> Post | None:
+def _item_post(
+    ctx: Context, item: ET.Element, wp: str, number: int, left_out: LeftOut, posts: ExportPosts
+) -> Post | None:
     def field(name: str) -> str:
         return (item.findtext(f"{{{wp}}}{name}") or "").strip()
 
@@ -114,6 +114,7 @@ def _item_post(ctx: Context, item: ET.Element, wp: str, number: int, left_out: L
         url=(item.findtext("link") or "").strip() if status == _PUBLISHED else "",
         where=f"item {number} ({' '.join(title.split())[:60]!r}): ",
         export=WORDPRESS,
+        into=posts,
     )
 
 

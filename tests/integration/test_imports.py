@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -307,6 +308,50 @@ def test_include_drafts_and_pages_through_the_cli(server, tmp_path) -> None:
         "half-finished-thoughts-on-cherry": "",
         "about": f"{WOODSHOP}/about/",
     }
+
+
+def test_a_draft_titled_like_a_published_post_never_takes_its_id(server, tmp_path) -> None:
+    # The fixture's slugless draft, retitled as a published post and moved before it (and before a
+    # post whose stated slug is the first suffix), as an old abandoned draft sits in an export.
+    wxr = (FIXTURES / "wordpress.xml").read_text()
+    head, *items = wxr.split("\t<item>")
+    draft = next(i for i in items if "Half-Finished Thoughts on Cherry" in i)
+    draft = draft.replace("Half-Finished Thoughts on Cherry", "Why I Left Software")
+    items = [draft] + [
+        i.replace("caf%c3%a9-tables", "why-i-left-software-2") for i in items if i is not draft
+    ]
+    path = tmp_path / "blog.WordPress.xml"
+    path.write_text("\t<item>".join([head, *items]))
+    db = tmp_path / "db"
+
+    run = run_cli(
+        ["ingest", str(path), "--include-drafts", "--json"], environ(server, db, chunk_tokens="300")
+    )
+
+    assert run.code == 0, run.stderr[-3000:]
+    assert not run.report["errors"] and "kept the first" not in run.stderr
+    posts = {p["post_id"]: p for p in Store(db).posts.search().to_list()}
+    published = posts["why-i-left-software"]
+    assert published["url"] == f"{WOODSHOP}/2020/01/15/why-i-left-software/"
+    assert published["date"] == "2020-01-15" and "billing software" in published["raw"]
+    assert "Cherry darkens" in posts["why-i-left-software-3"]["raw"]  # -2 is stated by another post
+    assert posts["why-i-left-software-3"]["url"] == ""
+    assert "stored as 'why-i-left-software-3'" in run.stderr
+
+    # Substack drafts have no slug either: the same rule.
+    substack = tmp_path / "substack"
+    shutil.copytree(FIXTURES / "substack", substack)
+    index = substack / "posts.csv"
+    header, steam, chairs, kilns = index.read_text().splitlines()
+    index.write_text(
+        "\n".join([header, kilns.replace("Untitled draft about kilns", "The Steam Box"), steam, chairs])
+    )
+    read = parse_bytes("substack.zip", zipped(substack), options=ImportOptions(include_drafts=True))
+    assert not read.errors, read.errors
+    bodies = {p.post_id: p.text for p in read.posts}
+    assert sorted(bodies) == ["a-year-of-chairs", "the-steam-box", "the-steam-box-2"]
+    assert bodies["the-steam-box"].startswith("White oak bends best")
+    assert bodies["the-steam-box-2"].startswith("Kilns dry wood")
 
 
 def test_ghost_and_substack_without_a_site_url_say_so_once_per_file(server, tmp_path, monkeypatch) -> None:
