@@ -57,7 +57,8 @@ def html_post(
 ) -> Post | None:
     """A post from an HTML body (kept as its raw, read back as an HTML fragment) of `export`, a
     platform of PLATFORMS, added to `into`; its id is the slug, else (settled by `into`) the title's
-    slug. Reports (and returns None for) a post without text."""
+    slug. A post without text (a gallery, a video) is left out with a warning naming it, not an error:
+    it is the blog's, not a bad file, and must not fail every later import or sync of the export."""
     body = without_embeds(body)
     blocks = html_fragment_to_blocks(body)
     title = plain_title(title) or first_heading(blocks) or title_from_text(blocks)
@@ -72,6 +73,7 @@ def html_post(
         tags=list(dict.fromkeys(as_tags(tags))),
         fmt="html",
         where=where,
+        textless_warns=True,
     )
     if post is not None:
         post.url, post.export = url, export

@@ -87,12 +87,19 @@ def make_post(
     collection: Any = None,
     where: str = "",
     url: str = "",
+    textless_warns: bool = False,
 ) -> Post | None:
+    """The post, or None (reported as an error naming it, or a warning with `textless_warns`) when its
+    blocks hold no text: its raw shows nothing at all, or only markup, code or images did."""
     if not any(not b.heading for b in blocks):
-        if not visible(raw):
-            ctx.error(f"{where}has no visible text (only zero-width or other invisible characters)")
+        if raw.strip() and not visible(raw):
+            problem = "has no visible text (only zero-width or other invisible characters)"
+        else:  # markup, code, images; or nothing left once a caller removed media (an export's embeds)
+            problem = "has no text after cleaning (only markup, code or images?)"
+        if textless_warns:
+            ctx.warn(f"{where}{problem}; left out")
         else:
-            ctx.error(f"{where}has no text after cleaning (only markup, code or images?)")
+            ctx.error(f"{where}{problem}")
         return None
     return Post(
         post_id=post_id,

@@ -354,6 +354,29 @@ def test_a_draft_titled_like_a_published_post_never_takes_its_id(server, tmp_pat
     assert bodies["the-steam-box-2"].startswith("Kilns dry wood")
 
 
+def test_a_gallery_or_video_post_of_an_export_is_left_out_with_a_warning(server, tmp_path) -> None:
+    wxr = (FIXTURES / "wordpress.xml").read_text()
+    start = wxr.index("<![CDATA[<!-- wp:paragraph -->\n<p>For eleven years")
+    end = wxr.index("]]></content:encoded>", start)
+    path = tmp_path / "blog.WordPress.xml"
+    path.write_text(
+        wxr[:start] + '<![CDATA[[gallery ids="1,2,3"]\n\nhttps://www.youtube.com/watch?v=xyz' + wxr[end:]
+    )
+    db = tmp_path / "db"
+    env = environ(server, db, chunk_tokens="300")
+
+    for _ in range(2):  # every re-import (a sync) alike: nothing failed
+        run = run_cli(["ingest", str(path), "--json"], env)
+        assert run.code == 0, run.stderr[-3000:]
+        assert not run.report["errors"] and run.report["failed"] == 0
+        assert f"warning {path}: item 2 ('Why I Left Software'): has no text after cleaning" in run.stderr
+        assert "left out" in run.stderr and "invisible" not in run.stderr
+    assert set(stored(db)) == {"oiling-the-walnut-bench", "cafe-tables"}
+    # A file of its own with no text is still an error: it is what was asked for.
+    alone = parse_bytes("gallery.md", b"![kiln](kiln.jpg)\n\n![bowl](bowl.jpg)\n")
+    assert [e.message for e in alone.errors] == ["has no text after cleaning (only markup, code or images?)"]
+
+
 def test_ghost_and_substack_without_a_site_url_say_so_once_per_file(server, tmp_path, monkeypatch) -> None:
     paths = write_exports(tmp_path / "exports")
     db = tmp_path / "db"
