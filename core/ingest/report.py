@@ -67,9 +67,8 @@ class IngestReport:
             f"{self.chunks_reused} reused from cache ({self.seconds:.1f} s)"
         )
         if self.warnings:
-            text += (
-                f"; {len(self.warnings)} {'file' if len(self.warnings) == 1 else 'files'} read with a warning"
-            )
+            files = len({w.source for w in self.warnings})  # an export may warn about several posts
+            text += f"; {files} {'file' if files == 1 else 'files'} read with a warning"
         if self.llm is not None:
             marked = sum(1 for o in self.outcomes if o.llm in ("fallback", "failed"))
             text += f"; {self.llm.summary()}; {marked} posts with LLM fallbacks"
