@@ -240,6 +240,33 @@ def test_pdf_drops_running_headers_and_page_numbers_and_reads_the_pages_in_order
     assert titled.blocks[0].text == "On Green Woodworking"  # then the first line stays text
 
 
+GLAZE_TALK = [
+    "Why Glazes Crawl",  # pypdf gives no blank line after a title line
+    "Crawling happens when a glaze pulls away from the clay body during the firing, leaving",
+    "bare patches with thick rolled edges around them. The usual causes are dust or oil on",
+    "the bisque, or a glaze applied too thickly.",
+    "Fixing it",
+    "Wipe the bisque with a damp sponge before glazing, and add a little gum to thick glazes so",
+    "they dry without cracking.",
+]
+
+
+def test_a_pdf_title_line_without_a_blank_line_after_it_is_the_title_not_the_body() -> None:
+    post = parse_bytes("glaze-talk.pdf", make_pdf([GLAZE_TALK])).posts[0]
+    assert post.title == "Why Glazes Crawl"
+    assert [b.text[:30] for b in post.blocks] == [
+        "Crawling happens when a glaze ",
+        "Fixing it",  # a heading in the body stands alone, not the start of the next paragraph
+        "Wipe the bisque with a damp sp",
+    ]
+    # The metadata's title, when it is the first line, is not said again in the body.
+    titled = parse_bytes("glaze-talk.pdf", make_pdf([GLAZE_TALK], title="Why Glazes Crawl")).posts[0]
+    assert titled.title == "Why Glazes Crawl" and titled.text.startswith("Crawling happens")
+    # A first line that is a sentence's start is body text: the title is the file name's.
+    untitled = parse_bytes("glaze-talk.pdf", make_pdf([GLAZE_TALK[1:]])).posts[0]
+    assert untitled.title == "Glaze talk" and untitled.text.startswith("Crawling happens")
+
+
 def test_word_headings_become_sections() -> None:
     from core.chunk import chunk_post
     from core.config import Settings
