@@ -73,8 +73,8 @@ def _loop(folder: Path) -> None:
 
 
 def _sparse(folder: Path) -> None:
-    with open(folder / "huge.md", "wb") as out:  # 21 MB that take no disk
-        out.truncate(21 * 1024 * 1024)
+    with open(folder / "huge.md", "wb") as out:  # 51 MB that take no disk
+        out.truncate(51 * 1024 * 1024)
 
 
 def one_line(size: int, punctuation: bool = True) -> str:

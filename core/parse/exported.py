@@ -1,5 +1,6 @@
 """What the blog-platform parsers share: a post made from an HTML body and the export's fields, when
-the export was made, and the summary of what an export left out (drafts, pages, posts for members only)."""
+the export was made, the ids of an export's posts kept distinct, and the summary of what an export left
+out (drafts, pages, posts for members only)."""
 
 from __future__ import annotations
 
@@ -81,30 +82,71 @@ def html_post(
     url: str,
     where: str,
     export: str,
+    into: ExportPosts,
     exported: str = "",
 ) -> Post | None:
     """A post from an HTML body (kept as its raw, read back as an HTML fragment) of `export`, a
     platform of PLATFORMS, made at `exported` (the export's own date, "" when it gives none: then the
-    date in the file's name, export_time); its id is the slug, else the title's slug. Reports (and
-    returns None for) a post without text."""
+    date in the file's name, export_time), added to `into`; its id is the slug, else (settled by `into`)
+    the title's slug. A post without text (a gallery, a video) is left out with a warning naming it, not
+    an error: it is the blog's, not a bad file, and must not fail every later import or sync of the
+    export."""
     body = without_embeds(body)
     blocks = html_fragment_to_blocks(body)
     title = plain_title(title) or first_heading(blocks) or title_from_text(blocks)
+    stated = post_slug(slug)
     post = make_post(
         ctx,
         blocks,
         raw=body,
         title=title,
-        post_id=post_slug(slug) or slug_id(title),
+        post_id=stated or slug_id(title),
         date=iso_day(date),
         tags=list(dict.fromkeys(as_tags(tags))),
         fmt="html",
         where=where,
+        textless_warns=True,
     )
     if post is not None:
         post.url, post.export = url, export
         post.exported = export_time(exported, ctx.path.name)
+        into.add(post, stated=bool(stated), where=where)
     return post
+
+
+class ExportPosts:
+    """An export's posts in its order, with distinct ids once `settled`.
+
+    A slug the export states is its post's id. An id derived from a title (a post without a slug, as
+    WordPress and Substack drafts are) never takes one the export states for another post, nor one an
+    earlier derived id took: it gets "-2", "-3"…, as WordPress numbers a slug already in use. So a draft
+    titled like a published post never pushes the published one out, wherever it comes in the file.
+    """
+
+    def __init__(self) -> None:
+        self._found: list[tuple[Post, bool, str]] = []
+
+    def add(self, post: Post, *, stated: bool, where: str) -> None:
+        self._found.append((post, stated, where))
+
+    def settled(self, ctx: Context) -> list[Post]:
+        """The posts, derived ids changed where needed, each change a warning naming the post."""
+        taken = {post.post_id for post, stated, _ in self._found if stated}
+        for post, stated, where in self._found:
+            if stated:
+                continue
+            wanted = post.post_id
+            number = 1
+            while post.post_id in taken:
+                number += 1
+                post.post_id = f"{wanted}-{number}"
+            taken.add(post.post_id)
+            if post.post_id != wanted:
+                ctx.warn(
+                    f"{where}has no slug, and its title's slug {wanted!r} is another post's in this "
+                    f"export: stored as {post.post_id!r}"
+                )
+        return [post for post, _, _ in self._found]
 
 
 def site_address(site: str, slug: str, pattern: str = "{site}/{slug}/") -> str:

@@ -6,6 +6,7 @@ user as is.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import re
@@ -35,6 +36,9 @@ MAX_ID_CHARS = 200
 DATE_PREFIX_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})[-_ ]+(.+)$")  # Jekyll-style 2021-05-04-title.md
 WHOLE_PAGE_RE = re.compile(r"<(?:!doctype|html|body)\b", re.IGNORECASE)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_NUMERIC_DATE = re.compile(r"^(\d{1,4})([/.-])(\d{1,2})\2(\d{1,4})$")  # 2020/03/05, 13.04.2021
+_MAX_DATE_CHARS = 80  # "Wednesday, September 30, 2020, 11:59:59 PM +0000" is 48
+_DEFAULTS = (dt.datetime(2000, 1, 1), dt.datetime(2001, 2, 2))  # what a worded date lacks: differs
 
 
 class BadInput(Exception):
@@ -87,12 +91,19 @@ def make_post(
     collection: Any = None,
     where: str = "",
     url: str = "",
+    textless_warns: bool = False,
 ) -> Post | None:
+    """The post, or None (reported as an error naming it, or a warning with `textless_warns`) when its
+    blocks hold no text: its raw shows nothing at all, or only markup, code or images did."""
     if not any(not b.heading for b in blocks):
-        if not visible(raw):
-            ctx.error(f"{where}has no visible text (only zero-width or other invisible characters)")
+        if raw.strip() and not visible(raw):
+            problem = "has no visible text (only zero-width or other invisible characters)"
+        else:  # markup, code, images; or nothing left once a caller removed media (an export's embeds)
+            problem = "has no text after cleaning (only markup, code or images?)"
+        if textless_warns:
+            ctx.warn(f"{where}{problem}; left out")
         else:
-            ctx.error(f"{where}has no text after cleaning (only markup, code or images?)")
+            ctx.error(f"{where}{problem}")
         return None
     return Post(
         post_id=post_id,
@@ -231,12 +242,64 @@ def as_tags(value: Any) -> list[str]:
     return [t for t in (as_text(v) for v in value) if t]
 
 
-def as_date(value: Any) -> str:
-    if isinstance(value, dt.datetime):
+def as_date(ctx: Context, value: Any, where: str = "") -> str:
+    """An author-given date (front matter's, a JSON post's) in ISO form: a YAML date or an ISO 8601
+    string as it is, a common unambiguous form ("March 5, 2020", "5 March 2020", "2020/03/05", an RFC
+    2822 date) as its day. One that cannot be read for sure ("03/04/2021": March or April?) is ""
+    with a warning naming it and the value: stored as written it would break permalinks by date."""
+    if isinstance(value, dt.date):  # datetimes too
         return value.isoformat()
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    return as_text(value)
+    text = " ".join(as_text(value).split())
+    if not text:
+        return ""
+    day, problem = read_date(text)
+    if problem:
+        ctx.warn(f"{where}date {text[:60]!r} {problem}: left out (write it as YYYY-MM-DD)")
+    return day
+
+
+def read_date(text: str) -> tuple[str, str]:
+    """(the ISO date `text` states, "") or ("", why it cannot be read for sure); see as_date."""
+    with contextlib.suppress(ValueError):
+        dt.datetime.fromisoformat(text)
+        return text, ""
+    numeric = _NUMERIC_DATE.match(text)
+    if numeric:
+        return _numeric_date(*numeric.group(1, 3, 4), dotted=numeric.group(2) == ".")
+    if len(text) > _MAX_DATE_CHARS or not any(ch.isalpha() for ch in text):
+        return "", "is not a date"
+    from dateutil import parser  # imported here: most posts give an ISO date or none
+
+    read = []
+    # Parsed twice with different defaults for what it lacks, and with either order of day and month:
+    # a date without its year or day ("March 2020") reads two ways, and so does "Thu 03/04/2021".
+    for dayfirst, default in ((False, _DEFAULTS[0]), (True, _DEFAULTS[1])):
+        try:
+            read.append(parser.parse(text, default=default, dayfirst=dayfirst, ignoretz=True).date())
+        except (ValueError, OverflowError):
+            return "", "is not a date"
+    if read[0] != read[1]:
+        return "", "is incomplete or ambiguous"
+    return read[0].isoformat(), ""
+
+
+def _numeric_date(first: str, second: str, third: str, *, dotted: bool) -> tuple[str, str]:
+    """A date of three numbers: year first (2020/03/05); or year last, day first when dotted (05.03.2020,
+    as every locale writing dots does), else the day told from the month only when it is over 12
+    (13/04/2021) or the two are the same."""
+    if len(first) == 4 and len(third) <= 2:
+        year, month, day = int(first), int(second), int(third)
+    elif len(third) == 4 and len(first) <= 2:
+        year, a, b = int(third), int(first), int(second)
+        if not dotted and a != b and a <= 12 and b <= 12:
+            return "", "is ambiguous (day/month or month/day?)"
+        month, day = (b, a) if dotted or a > 12 else (a, b)
+    else:
+        return "", "has no four-digit year"
+    try:
+        return dt.date(year, month, day).isoformat(), ""
+    except ValueError:
+        return "", "is not a date"
 
 
 def iso_day(text: str) -> str:

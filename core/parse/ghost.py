@@ -16,6 +16,7 @@ from core.models import Post
 from core.parse.exported import (
     GHOST,
     MEMBERS_ONLY,
+    ExportPosts,
     LeftOut,
     export_stamp,
     html_post,
@@ -61,19 +62,18 @@ def parse_ghost(ctx: Context, data: dict[str, Any]) -> list[Post]:
     tags = _tags_by_post(tables)
     exported = ghost_exported(data)
     left_out = LeftOut()
-    found = []
+    found = ExportPosts()
     addressless = 0  # published posts without an address: no site known
     for number, row in enumerate(posts, 1):
         if not isinstance(row, dict):
             ctx.error(f"post {number} is not a JSON object; skipped")
             continue
-        post = _post(ctx, row, number, site, tags, left_out, exported)
+        post = _post(ctx, row, number, site, tags, left_out, exported, found)
         if post is not None:
-            found.append(post)
             addressless += not site and as_text(row.get("status")) == "published"
     left_out.report(ctx)
     warn_no_site(ctx, addressless, "the export has no site URL setting")
-    return found
+    return found.settled(ctx)
 
 
 def _post(
@@ -84,6 +84,7 @@ def _post(
     tags: dict[str, list[str]],
     left_out: LeftOut,
     exported: str,
+    found: ExportPosts,
 ) -> Post | None:
     is_page = row.get("type") == "page" or row.get("page") is True  # `page` before Ghost 4
     published = as_text(row.get("status")) == "published"
@@ -109,6 +110,7 @@ def _post(
         where=f"post {number} ({title[:60]!r}): ",
         export=GHOST,
         exported=exported,
+        into=found,
     )
 
 

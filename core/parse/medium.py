@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 from lxml import etree, html
 
 from core.models import Post
-from core.parse.exported import MEDIUM, LeftOut, html_post
+from core.parse.exported import MEDIUM, ExportPosts, LeftOut, html_post
 from core.parse.fields import Context
 from core.parse.safezip import SafeZip
 
@@ -26,20 +26,18 @@ def medium_posts(archive: SafeZip) -> list[str]:
 
 def parse_medium(ctx: Context, archive: SafeZip, members: list[str]) -> list[Post]:
     left_out = LeftOut()
-    posts = []
+    posts = ExportPosts()
     for member in members:
         draft = basename(member).startswith("draft_")
         if draft and not ctx.options.include_drafts:
             left_out.add("draft")
             continue
-        post = _post(ctx, archive.read(member), member, draft)
-        if post is not None:
-            posts.append(post)
+        _post(ctx, archive.read(member), member, draft, posts)
     left_out.report(ctx)
-    return posts
+    return posts.settled(ctx)
 
 
-def _post(ctx: Context, data: bytes, member: str, draft: bool) -> Post | None:
+def _post(ctx: Context, data: bytes, member: str, draft: bool, posts: ExportPosts) -> Post | None:
     where = f"{member}: "
     try:
         page = html.document_fromstring(data)
@@ -67,6 +65,7 @@ def _post(ctx: Context, data: bytes, member: str, draft: bool) -> Post | None:
         url="" if draft else canonical,
         where=where,
         export=MEDIUM,
+        into=posts,
     )
 
 

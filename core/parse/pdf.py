@@ -1,6 +1,7 @@
 """PDF files, read with pypdf (pure Python): the pages' text joined into paragraphs, the header and
 footer lines that repeat on most pages (and bare page numbers) dropped, the title from the document's
-metadata, else its first line when that reads as a title, else the file name.
+metadata, else its first line when that reads as a title (short, no sentence's end, text after it),
+else the file name.
 
 A PDF that needs a password, or whose pages hold no text (a scan), is refused with that reason; an
 owner-only password (opens in every viewer without asking) does not stop it being read.
@@ -30,6 +31,7 @@ _EDGE_LINES = 2  # lines at the top and at the bottom of a page that may be a he
 _REPEATS = 0.6  # share of pages a line must appear on to count as a header or footer
 _PAGE_NUMBER = re.compile(r"^\W*(?:page\s*)?\d+(?:\s*(?:/|of)\s*\d+)?\W*$", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?:;\"”’)]$")
+_HEADING_WIDTH = 0.6  # share of the line width a heading stays under (wrapped lines come near it)
 _JUNK_TITLE = re.compile(r"^(?:untitled|microsoft word\b.*|.*\.(?:docx?|pdf|odt|rtf|tex))$", re.IGNORECASE)
 
 
@@ -48,7 +50,9 @@ def parse_pdf(ctx: Context, data: bytes) -> list[Post]:
     if _JUNK_TITLE.match(title):
         title = ""
     if not title and paragraphs and looks_like_title(paragraphs[0]) and len(paragraphs) > 1:
-        title, paragraphs = paragraphs[0], paragraphs[1:]
+        title = paragraphs[0]
+    if title and len(paragraphs) > 1 and paragraphs[0].casefold() == title.casefold():
+        paragraphs = paragraphs[1:]  # the title is not the body's first paragraph too
     raw = "\n\n".join(paragraphs)
     post = make_post(
         ctx,
@@ -121,16 +125,22 @@ def _without_repeats(pages: list[list[str]]) -> list[str]:
 
 def _paragraphs(lines: list[str]) -> list[str]:
     """Wrapped lines joined into paragraphs: one ends at a blank line, or at a line that ends a sentence
-    well short of the full line width; a word hyphenated across lines is joined again."""
+    well short of the full line width; a word hyphenated across lines is joined again. A short line
+    without a sentence's end that starts a paragraph and has text after it is a heading (a title), a
+    paragraph of its own: pypdf gives no blank line after one."""
     filled = sorted(len(line) for line in lines if line)
     width = filled[int(0.9 * (len(filled) - 1))] if filled else 0
+    last = max((i for i, line in enumerate(lines) if line), default=-1)
     paragraphs: list[str] = []
     current = ""
-    for line in lines:
+    for number, line in enumerate(lines):
         if not line:
             if current:
                 paragraphs.append(current)
             current = ""
+            continue
+        if not current and number < last and len(line) < _HEADING_WIDTH * width and looks_like_title(line):
+            paragraphs.append(line)
             continue
         if current.endswith("-") and current[-2:-1].isalpha() and line[:1].islower():
             current = current[:-1] + line

@@ -14,7 +14,15 @@ from posixpath import dirname, join
 from lxml import etree, html
 
 from core.models import Post
-from core.parse.exported import MEMBERS_ONLY, SUBSTACK, LeftOut, html_post, site_address, warn_no_site
+from core.parse.exported import (
+    MEMBERS_ONLY,
+    SUBSTACK,
+    ExportPosts,
+    LeftOut,
+    html_post,
+    site_address,
+    warn_no_site,
+)
 from core.parse.fields import BadInput, Context
 from core.parse.safezip import SafeZip
 
@@ -35,7 +43,7 @@ def parse_substack(ctx: Context, archive: SafeZip, index: str) -> list[Post]:
     rows = _rows(archive.read(index))
     base = dirname(index)
     left_out = LeftOut()
-    posts = []
+    posts = ExportPosts()
     addressless = 0  # published posts without an address: no site known
     for number, row in enumerate(rows, 2):  # line 1 is the header
         post_id = (row.get("post_id") or "").strip()
@@ -67,13 +75,13 @@ def parse_substack(ctx: Context, archive: SafeZip, index: str) -> list[Post]:
             url=site_address(ctx.options.site_url, slug, "{site}/p/{slug}") if published else "",
             where=where,
             export=SUBSTACK,
+            into=posts,
         )
         if post is not None:
-            posts.append(post)
             addressless += published and not ctx.options.site_url
     left_out.report(ctx)
     warn_no_site(ctx, addressless, "the export names no site")
-    return posts
+    return posts.settled(ctx)
 
 
 def _rows(data: bytes) -> list[dict[str, str]]:

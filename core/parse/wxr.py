@@ -21,7 +21,7 @@ import defusedxml
 import defusedxml.ElementTree as SafeET
 
 from core.models import Post
-from core.parse.exported import WORDPRESS, LeftOut, export_stamp, html_post
+from core.parse.exported import WORDPRESS, ExportPosts, LeftOut, export_stamp, html_post
 from core.parse.fields import BadInput, Context
 
 _WP_NS = "http://wordpress.org/export/"  # + 1.0/, 1.1/ or 1.2/
@@ -57,13 +57,11 @@ def parse_wxr(ctx: Context, data: bytes) -> list[Post]:
         raise BadInput("is XML but not a WordPress export (WXR: Tools → Export in WordPress)")
     left_out = LeftOut()
     exported = wxr_exported(io.BytesIO(data))
-    posts = []
+    posts = ExportPosts()
     for number, item in enumerate(channel.iter("item"), 1):
-        post = _item_post(ctx, item, wp, number, left_out, exported)
-        if post is not None:
-            posts.append(post)
+        _item_post(ctx, item, wp, number, left_out, exported, posts)
     left_out.report(ctx)
-    return posts
+    return posts.settled(ctx)
 
 
 def _parse_xml(data: bytes) -> ET.Element:
@@ -119,7 +117,7 @@ def _wp_namespace(root: ET.Element) -> str | None:
 
 
 def _item_post(
-    ctx: Context, item: ET.Element, wp: str, number: int, left_out: LeftOut, exported: str
+    ctx: Context, item: ET.Element, wp: str, number: int, left_out: LeftOut, exported: str, posts: ExportPosts
 ) -> Post | None:
     def field(name: str) -> str:
         return (item.findtext(f"{{{wp}}}{name}") or "").strip()
@@ -150,6 +148,7 @@ def _item_post(
         where=f"item {number} ({' '.join(title.split())[:60]!r}): ",
         export=WORDPRESS,
         exported=exported,
+        into=posts,
     )
 
 

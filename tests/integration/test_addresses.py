@@ -152,6 +152,43 @@ def test_the_demo_gets_addresses_from_its_slugs_with_a_site_url(tmp_path):
     assert shown["url"] == by_id["cherry-writing-desk"]["url"]
 
 
+def test_dates_written_out_are_stored_as_iso_days_and_get_dated_addresses(tmp_path):
+    posts, db = tmp_path / "posts", str(tmp_path / "db")
+    dates = {
+        "words": '"March 5, 2020"',
+        "day-first": "5 March 2020",
+        "slashes": "2020/03/05",
+        "rfc": "Thu, 05 Mar 2020 10:00:00 +0000",
+        "with-zone": "2021-12-31T23:59:00+05:00",  # ISO: kept as it is
+        "us": "03/04/2021",  # March or April: not guessed
+    }
+    for name, date in dates.items():
+        write(
+            posts / f"{name}.md", f"---\ntitle: {name}\ndate: {date}\n---\nI fire the kiln on {name} days.\n"
+        )
+    env = {"INKWELL_SITE_URL": "https://blog.example", "INKWELL_PERMALINK": "/{year}/{month}/{slug}/"}
+
+    run = cli("ingest", str(posts), "--data-dir", db, env=env)
+
+    assert (
+        f"warning {posts / 'us.md'}: date '03/04/2021' is ambiguous (day/month or month/day?): left out "
+        "(write it as YYYY-MM-DD)" in run.stderr
+    )
+    listed = [
+        json.loads(line) for line in cli("posts", "list", "--json", "--data-dir", db).stdout.splitlines()
+    ]
+    stored = {p["post_id"]: (p["date"], p["url"]) for p in listed}
+    march = {name: ("2020-03-05", f"https://blog.example/2020/03/{name}/") for name in dates}
+    assert stored == {
+        **march,
+        "with-zone": ("2021-12-31T23:59:00+05:00", "https://blog.example/2021/12/with-zone/"),
+        "us": ("", ""),
+    }
+    # A JSON post's date is read the same way.
+    item = json.dumps([{"title": "J", "text": "Jam.", "date": "5 Mar 2020"}])
+    assert parsed("p.json", item).posts[0].date == "2020-03-05"
+
+
 def test_a_root_path_joins_the_site_url_and_without_one_is_left_out_with_a_warning(tmp_path, embedder):
     post = parse_text(
         "---\nurl: /notes/tea/\n---\nGreen tea at 80 degrees.", "Tea", format="markdown", time_limit=None

@@ -11,6 +11,7 @@ import pytest
 from core.models import Block, ParseResult, Post
 from core.parse import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, parse_bytes, parse_paths, parse_text, slugify
 from core.parse.clean import html_to_blocks, markdown_to_blocks, text_to_blocks
+from core.parse.fields import read_date
 
 REF = "[REF: Smith 2019, The Long Road]"
 IMAGE = "[IMAGE: a photo of my_dog *Rex* at the beach]"
@@ -627,6 +628,34 @@ def test_invisible_text_is_no_text_and_an_invisible_title_no_title() -> None:
     ]
     # Visible text keeps its zero-width characters: a joiner inside a word is the author's.
     assert only_post(parse_bytes("j.txt", "Ke\u200dep this.".encode())).text == "Ke\u200dep this."
+
+
+@pytest.mark.parametrize(
+    ("written", "day"),
+    [
+        ("2021-12-31T23:59:00+05:00", "2021-12-31T23:59:00+05:00"),  # ISO: as it is
+        ("2023-05-02 06:00:00", "2023-05-02 06:00:00"),
+        ("March 5, 2020", "2020-03-05"),
+        ("Thursday, March 5th, 2020", "2020-03-05"),
+        ("5 Mar 2020", "2020-03-05"),
+        ("Thu, 05 Mar 2020 23:30:00 -0800", "2020-03-05"),  # RFC 2822: the day as written
+        ("2020/3/5", "2020-03-05"),
+        ("05.03.2020", "2020-03-05"),  # dots: day first
+        ("13/04/2021", "2021-04-13"),
+        ("04/13/2021", "2021-04-13"),
+        ("04/04/2021", "2021-04-04"),
+        ("03/04/2021", ""),  # March or April
+        ("Thu 03/04/2021", ""),
+        ("March 2020", ""),  # no day
+        ("5.3.20", ""),
+        ("31/02/2021", ""),
+        ("2020", ""),
+        ("soon", ""),
+    ],
+)
+def test_dates_are_read_only_when_they_can_be_read_for_sure(written: str, day: str) -> None:
+    got, problem = read_date(written)
+    assert got == day and bool(problem) == (not day), (written, got, problem)
 
 
 def test_slugify() -> None:
