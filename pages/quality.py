@@ -167,8 +167,8 @@ def show(comparison: Comparison) -> None:
     evaluating.bar_chart(summary, "config", ["latency_p50_ms", "latency_p95_ms"], title="Search time (ms)")
     if comparison.chunks_embedded or comparison.chunks_reused:
         st.caption(
-            f"Scratch tables: {comparison.chunks_embedded} chunks embedded, {comparison.chunks_reused} "
-            "taken from the vector cache."
+            f"Scratch tables: {shared.plural(comparison.chunks_embedded, 'chunk')} embedded, "
+            f"{comparison.chunks_reused} taken from the vector cache."
         )
     for note in comparison.notes:
         st.warning(md(note))

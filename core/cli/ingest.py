@@ -248,7 +248,7 @@ def export_cmd(path: str, static: bool, as_json: bool, data_dir: str | None) -> 
     if Path(path).is_dir():
         raise click.BadParameter(f"{path!r} is a folder (a static site needs --static)", param_hint="PATH")
     count = write_export(Store(settings_for(data_dir).data_dir), path)
-    echo(f"exported {count} chunks to {path}")
+    echo(f"exported {plural(count, 'chunk')} to {path}")
 
 
 @command(main, "import")
