@@ -18,6 +18,7 @@ from core.answer.owner import (
     APPLIED,
     DESCRIPTIONS,
     KEYS,
+    LABELS,
     MAX_STARTERS,
     MIN_STARTERS,
     PERSONA_EXAMPLE,
@@ -40,15 +41,6 @@ md = shared.md_escape
 FIELD = "owner_{}"  # session state key of each field's widget
 FILLED, VERSION = "owner_filled", "owner_version"  # each field's text when filled; the settings' version
 JUST_SAVED = "owner_just_saved"  # the fields this session saved, to show as stored on the next run
-LABELS = {
-    "author_name": "Author's name",
-    "author_description": "Short description",
-    "persona_prompt": "Persona prompt",
-    "decline_text": "Decline text",
-    "chat_title": "Chat title",
-    "greeting": "Greeting",
-    "starters": "Starter questions (one per line)",
-}
 
 st.title("Settings")
 shared.show_flash()
@@ -134,7 +126,8 @@ def not_set_note(key: str) -> str:
 def field(key: str, *, area: bool = False, height: int | None = None) -> None:
     widget = st.text_area if area else st.text_input
     options = {"height": height} if area and height else {}
-    widget(LABELS[key], key=FIELD.format(key), help=DESCRIPTIONS[key], **options)
+    label = LABELS[key] + (" (one per line)" if key == "starters" else "")
+    widget(label, key=FIELD.format(key), help=DESCRIPTIONS[key], **options)
     if not st.session_state[FIELD.format(key)].strip() and key != "starters":
         st.caption(md(not_set_note(key)))
 

@@ -87,13 +87,20 @@ def test_bad_values_are_refused_with_a_clear_error_and_nothing_is_saved(data_dir
     button(at, "Save").click().run()
     assert not at.exception
     assert shown(at.error) == [
-        "Not saved: persona prompt: unknown placeholder {author}; it may use {author_name}, "
+        "Not saved: Persona prompt: unknown placeholder {author}; it may use {author_name}, "
         "{author_description} (or no placeholder)"
     ]
     field(at, "persona_prompt").input("")
     field(at, "starters").input("Just one question?")
     button(at, "Save").click().run()
-    assert shown(at.error) == ["Not saved: starters: give 3 to 6 different questions (or none), not 1"]
+    assert shown(at.error) == [
+        "Not saved: Starter questions: give 3 to 6 different questions (or none), not 1"
+    ]
+    field(at, "starters").input("")
+    field(at, "author_name").input("x" * 95)  # named as the page labels the field, not by its key
+    button(at, "Save").click().run()
+    assert shown(at.error) == ["Not saved: Author's name is 95 characters long (at most 80)"]
+    assert field(at, "author_name").label == "Author's name"
     assert load_owner(Store(data_dir)).greeting == ""
     assert field(at, "greeting").value == "Not saved either"  # the owner's typing is kept
 
