@@ -33,6 +33,7 @@ from core.llm import LLMError
 from core.search import bar_for_table, route_and_search
 from core.search.starters import suggest_starters
 from pages import shared
+from pages.shared import replies
 from pages.shared.state import read_secrets
 
 shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
@@ -204,12 +205,14 @@ if st.button("Preview", icon=":material/visibility:") and question.strip():
             st.markdown(f"**{'The author’s own sentences' if mode == 'extractive' else 'Generated answer'}**")
             try:
                 answered = reply(question, retrieval.hits, preview, embedder, mode=mode, bar=bar)
-                text = "".join(answered)
+                for _ in answered:  # the whole text
+                    pass
             except (LLMError, *shared.KNOWN_ERRORS) as exc:
                 st.error(f"Could not answer: {md(exc)}")
                 continue
             if answered.mode == "none":
                 st.caption("The posts do not answer this: readers get the decline text.")
-            st.markdown(shared.safe_answer(text))  # as the chat shows it: titles in italics, no images
+            # Drawn by the chat's own function: each post's linked title, then its quoted sentences below.
+            replies.show_body(replies.reply_message(answered, None, preview.uses_builtin_llm))
     if preview.uses_builtin_llm:
         st.caption("No answer model is configured (OPENAI_API_KEY or OPENAI_BASE_URL): readers get quotes.")

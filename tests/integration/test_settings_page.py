@@ -125,8 +125,10 @@ def test_the_preview_shows_the_system_prompt_as_typed_and_the_quoted_answer():
     button(at, "Preview").click().run()
     assert not at.exception and not at.error
     assert at.code[0].value == PERSONA.replace("{author_name}", "Maya")  # unsaved, as typed
-    # Shown as the chat shows it: Markdown (the title in italics), not its raw asterisks as plain text.
-    assert any("From *On Bees*:\nSwarming season starts in May." in m for m in texts(at.markdown))
+    # Drawn as the chat draws it: the post's linked title on its own line, the quoted sentences below
+    # (not "From *On Bees*: Swarming …" run onto one line), and never as raw asterisks in plain text.
+    quoted = [m for m in shown(at.markdown) if m.startswith("From *[On Bees](read?post=bees&q=")]
+    assert len(quoted) == 1 and ")*:\n\nSwarming season starts in May." in quoted[0]
     assert not any("*On Bees*" in t for t in texts(at.text))
     assert any("No answer model is configured" in c for c in texts(at.caption))
 
