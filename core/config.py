@@ -60,14 +60,20 @@ PERSONA_PLACEHOLDERS = ("author_name", "author_description")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_ ]*)\}")
 
 
+def persona_template_problem(template: str) -> str:
+    """What is wrong with a persona prompt ("unknown placeholder {x}; it may use …"), or "" when nothing:
+    a placeholder Inkwell does not fill is refused."""
+    unknown = [name for name in _PLACEHOLDER.findall(template or "") if name not in PERSONA_PLACEHOLDERS]
+    if not unknown:
+        return ""
+    allowed = ", ".join("{" + p + "}" for p in PERSONA_PLACEHOLDERS)
+    return f"unknown placeholder {{{unknown[0]}}}; it may use {allowed} (or no placeholder)"
+
+
 def check_persona_template(template: str) -> None:
     """Refuse (ConfigError, naming it) a persona prompt with a placeholder Inkwell does not fill."""
-    unknown = [name for name in _PLACEHOLDER.findall(template or "") if name not in PERSONA_PLACEHOLDERS]
-    if unknown:
-        allowed = ", ".join("{" + p + "}" for p in PERSONA_PLACEHOLDERS)
-        raise ConfigError(
-            f"persona prompt: unknown placeholder {{{unknown[0]}}}; it may use {allowed} (or no placeholder)"
-        )
+    if problem := persona_template_problem(template):
+        raise ConfigError(f"persona prompt: {problem}")
 
 
 class DataUri(str):

@@ -167,8 +167,8 @@ def show(comparison: Comparison) -> None:
     evaluating.bar_chart(summary, "config", ["latency_p50_ms", "latency_p95_ms"], title="Search time (ms)")
     if comparison.chunks_embedded or comparison.chunks_reused:
         st.caption(
-            f"Scratch tables: {comparison.chunks_embedded} chunks embedded, {comparison.chunks_reused} "
-            "taken from the vector cache."
+            f"Scratch tables: {shared.plural(comparison.chunks_embedded, 'chunk')} embedded, "
+            f"{comparison.chunks_reused} taken from the vector cache."
         )
     for note in comparison.notes:
         st.warning(md(note))
@@ -180,9 +180,11 @@ def show(comparison: Comparison) -> None:
     per_query = pd.DataFrame(per_query_rows(comparison))
     ndcg = metric_names(comparison.k)[2]
     columns = {f"{r.config.name} · {ndcg}": r.config.name for r in comparison.results}
-    by_query = per_query.set_index("id")[list(columns)].rename(columns=columns)
+    by_query = per_query.melt(id_vars="id", value_vars=list(columns), var_name="config", value_name="value")
+    by_query["config"] = by_query["config"].map(columns)
     st.markdown(f"**{evaluating.words(ndcg)[0]} per query, by configuration**")
-    st.bar_chart(by_query, stack=False, x_label="", y_label="")
+    # The queries in the set's order (q1, q2, … q10), as the table below lists them.
+    st.altair_chart(evaluating.grouped_bars(by_query, "id", "config", horizontal=False), width="stretch")
     evaluating.table(per_query)
     col_json, col_csv = st.columns(2)
     col_json.download_button(

@@ -18,6 +18,7 @@ from core.answer.owner import (
     APPLIED,
     DESCRIPTIONS,
     KEYS,
+    LABELS,
     MAX_STARTERS,
     MIN_STARTERS,
     PERSONA_EXAMPLE,
@@ -32,6 +33,7 @@ from core.llm import LLMError
 from core.search import bar_for_table, route_and_search
 from core.search.starters import suggest_starters
 from pages import shared
+from pages.shared import replies
 from pages.shared.state import read_secrets
 
 shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
@@ -40,15 +42,6 @@ md = shared.md_escape
 FIELD = "owner_{}"  # session state key of each field's widget
 FILLED, VERSION = "owner_filled", "owner_version"  # each field's text when filled; the settings' version
 JUST_SAVED = "owner_just_saved"  # the fields this session saved, to show as stored on the next run
-LABELS = {
-    "author_name": "Author's name",
-    "author_description": "Short description",
-    "persona_prompt": "Persona prompt",
-    "decline_text": "Decline text",
-    "chat_title": "Chat title",
-    "greeting": "Greeting",
-    "starters": "Starter questions (one per line)",
-}
 
 st.title("Settings")
 shared.show_flash()
@@ -134,7 +127,8 @@ def not_set_note(key: str) -> str:
 def field(key: str, *, area: bool = False, height: int | None = None) -> None:
     widget = st.text_area if area else st.text_input
     options = {"height": height} if area and height else {}
-    widget(LABELS[key], key=FIELD.format(key), help=DESCRIPTIONS[key], **options)
+    label = LABELS[key] + (" (one per line)" if key == "starters" else "")
+    widget(label, key=FIELD.format(key), help=DESCRIPTIONS[key], **options)
     if not st.session_state[FIELD.format(key)].strip() and key != "starters":
         st.caption(md(not_set_note(key)))
 
@@ -211,12 +205,14 @@ if st.button("Preview", icon=":material/visibility:") and question.strip():
             st.markdown(f"**{'The author’s own sentences' if mode == 'extractive' else 'Generated answer'}**")
             try:
                 answered = reply(question, retrieval.hits, preview, embedder, mode=mode, bar=bar)
-                text = "".join(answered)
+                for _ in answered:  # the whole text
+                    pass
             except (LLMError, *shared.KNOWN_ERRORS) as exc:
                 st.error(f"Could not answer: {md(exc)}")
                 continue
             if answered.mode == "none":
                 st.caption("The posts do not answer this: readers get the decline text.")
-            st.markdown(shared.safe_answer(text))  # as the chat shows it: titles in italics, no images
+            # Drawn by the chat's own function: each post's linked title, then its quoted sentences below.
+            replies.show_body(replies.reply_message(answered, None, preview.uses_builtin_llm))
     if preview.uses_builtin_llm:
         st.caption("No answer model is configured (OPENAI_API_KEY or OPENAI_BASE_URL): readers get quotes.")

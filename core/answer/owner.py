@@ -3,7 +3,7 @@
 
     owner = load_owner(store)                 # read once per settings-table version
     settings = apply_owner(settings, owner)   # author name/description, persona prompt, decline text
-    save_owner(store, {"starters": ["…", "…", "…"]})   # validated; ConfigError names a bad value
+    save_owner(store, {"starters": ["…", "…", "…"]})   # validated; SettingError names a bad value
 
 How saved values combine with the environment: a value saved here wins over `INKWELL_AUTHOR_NAME`,
 `INKWELL_AUTHOR_DESCRIPTION`, `INKWELL_PERSONA_PROMPT`, `INKWELL_DECLINE_TEXT` and secrets.toml, which stay
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from core.config import ConfigError, Settings, check_persona_template
+from core.config import ConfigError, Settings, persona_template_problem
 from core.store import Store
 
 MIN_STARTERS, MAX_STARTERS = 3, 6
@@ -43,6 +43,16 @@ PERSONA_EXAMPLE = (
     "reading, by title. When the excerpts touch on a related subject you wrote about, end with one short "
     "line pointing to it. Answer in the language of the question."
 )
+# Each setting's name for people: the Settings page's field labels and the errors' (the CLI adds the key).
+LABELS = {
+    "author_name": "Author's name",
+    "author_description": "Short description",
+    "persona_prompt": "Persona prompt",
+    "decline_text": "Decline text",
+    "chat_title": "Chat title",
+    "greeting": "Greeting",
+    "starters": "Starter questions",
+}
 # For people (CLI `inkwell settings show`, the Settings page's help).
 DESCRIPTIONS = {
     "author_name": "The author's name, as answers and the chat name them.",
@@ -55,6 +65,20 @@ DESCRIPTIONS = {
 }
 # Fields that are Settings fields too, applied to the settings every answer is made with.
 APPLIED = ("author_name", "author_description", "persona_prompt", "decline_text")
+
+
+class SettingError(ConfigError):
+    """A value refused for one setting. Its message names the setting as the Settings page labels it
+    ("Author's name is 95 characters long (at most 80)"); `with_key` adds the key the CLI takes."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        # `problem` follows the name: " is 95 characters long (at most 80)", ": give 3 to 6 …".
+        super().__init__(LABELS[key] + problem)
+        self.key, self.problem = key, problem
+
+    def with_key(self) -> str:
+        """The message with the setting's key: "Author's name (author_name) is 95 characters long …"."""
+        return f"{LABELS[self.key]} ({self.key}){self.problem}"
 
 
 @dataclass(frozen=True)
@@ -95,7 +119,8 @@ KEYS = tuple(f.name for f in fields(OwnerSettings))
 
 
 def validated(changes: Mapping[str, Any]) -> dict[str, str]:
-    """The changes as stored strings, each checked; ConfigError (one line, naming the field) otherwise.
+    """The changes as stored strings, each checked; SettingError (one line, naming the field as the
+    Settings page labels it) otherwise, or ConfigError for a key that is no setting.
 
     `starters` takes a list of questions (or a JSON list, or one per line); every other field a string.
     An empty value clears the field.
@@ -111,9 +136,9 @@ def validated(changes: Mapping[str, Any]) -> dict[str, str]:
         if key in ("author_name", "chat_title"):  # one line: they are shown as headings
             text = " ".join(text.split())
         if len(text) > LIMITS[key]:
-            raise ConfigError(f"{key} is {len(text)} characters long; at most {LIMITS[key]}")
-        if key == "persona_prompt":
-            check_persona_template(text)
+            raise SettingError(key, f" is {len(text)} characters long (at most {LIMITS[key]})")
+        if key == "persona_prompt" and (problem := persona_template_problem(text)):
+            raise SettingError(key, f": {problem}")
         out[key] = text
     return out
 
@@ -125,23 +150,25 @@ def _starters(value: Any) -> tuple[str, ...]:
             try:
                 value = json.loads(text)
             except json.JSONDecodeError:
-                raise ConfigError("starters: not a JSON list of questions") from None
+                raise SettingError("starters", ": not a JSON list of questions") from None
         else:
             value = text.splitlines()
     if not isinstance(value, list | tuple) or not all(isinstance(q, str) for q in value):
-        raise ConfigError("starters: give a list of questions")
+        raise SettingError("starters", ": give a list of questions")
     unique: dict[str, str] = {}  # the same question in other capitals counts once
     for question in (" ".join(q.split()) for q in value if q.strip()):
         unique.setdefault(question.casefold(), question)
     questions = tuple(unique.values())
     if questions and not MIN_STARTERS <= len(questions) <= MAX_STARTERS:
-        raise ConfigError(
-            f"starters: give {MIN_STARTERS} to {MAX_STARTERS} different questions (or none), not {len(questions)}"
+        raise SettingError(
+            "starters",
+            f": give {MIN_STARTERS} to {MAX_STARTERS} different questions (or none), not {len(questions)}",
         )
     for question in questions:
         if len(question) > LIMITS["starter"]:
-            raise ConfigError(
-                f"starters: {question[:40]!r}… is {len(question)} characters long; at most {LIMITS['starter']}"
+            raise SettingError(
+                "starters",
+                f": “{question[:40]}…” is {len(question)} characters long (at most {LIMITS['starter']})",
             )
     return questions
 

@@ -25,6 +25,7 @@ from core.ingest.timed import POST_TIME_LIMIT
 from core.llm import LLMStats
 from core.models import Post
 from core.prepare import LLMPrepOptions, prepare_posts
+from core.text import plural
 
 
 @command(main)
@@ -247,7 +248,7 @@ def export_cmd(path: str, static: bool, as_json: bool, data_dir: str | None) -> 
     if Path(path).is_dir():
         raise click.BadParameter(f"{path!r} is a folder (a static site needs --static)", param_hint="PATH")
     count = write_export(Store(settings_for(data_dir).data_dir), path)
-    echo(f"exported {count} chunks to {path}")
+    echo(f"exported {plural(count, 'chunk')} to {path}")
 
 
 @command(main, "import")
@@ -293,7 +294,9 @@ def reembed(
             bar.update(done - bar.pos)
 
         count = run_reembed(settings, progress=progress)
-    echo(f"re-embedded {count} chunks with {settings.embed_backend}:{settings.effective_embed_model}")
+    echo(
+        f"re-embedded {plural(count, 'chunk')} with {settings.embed_backend}:{settings.effective_embed_model}"
+    )
 
 
 # LLM preparation output ---
@@ -305,7 +308,7 @@ def outcome_lines(report: IngestReport, options: LLMPrepOptions) -> list[str]:
     for o in report.outcomes:
         if not o.llm:
             continue
-        parts = [f"{o.rewritten} sentence(s) rewritten"] if options.rewrite else []
+        parts = [f"{plural(o.rewritten, 'sentence')} rewritten"] if options.rewrite else []
         parts.append(f"LLM {o.llm}")
         if o.note:
             parts.append(o.note)
@@ -327,7 +330,7 @@ def dry_run_lines(posts: Sequence[Post], settings: Settings, options: LLMPrepOpt
         )
         if options.rewrite:
             changed = prep.proposal.changed if prep.proposal else 0
-            lines.append(f"   {changed} sentence(s) rewritten")
+            lines.append(f"   {plural(changed, 'sentence')} rewritten")
             lines += [f"   {line}" for line in (prep.proposal.diff_lines() if prep.proposal else [])]
         chunks = prep.chunks or []
         for chunk in chunks:

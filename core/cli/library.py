@@ -267,6 +267,7 @@ def clean(days: float, dry_run: bool, as_json: bool, data_dir: str | None) -> No
     from core.evaluate.scratch import remove_scratch_tables, scratch_dir
     from core.llm import LLMCache
     from core.llm.cache import cache_path
+    from core.text import plural
 
     settings = settings_for(data_dir)
     tables = remove_scratch_tables(settings.data_dir, days, dry_run=dry_run)
@@ -289,8 +290,8 @@ def clean(days: float, dry_run: bool, as_json: bool, data_dir: str | None) -> No
         )
         return
     verb = "Would remove" if dry_run else "Removed"
-    tables_said = f"{len(tables)} evaluation table" + ("" if len(tables) == 1 else "s")
-    replies_said = f"{replies} cached LLM repl" + ("y" if replies == 1 else "ies")
+    tables_said = plural(len(tables), "evaluation table")
+    replies_said = plural(replies, "cached LLM reply", "cached LLM replies")
     echo(f"{verb} {tables_said} ({freed / 1e6:,.1f} MB) and {replies_said}.")
     for table in tables:
         echo(f"  {table.path}  {table.bytes / 1e6:,.1f} MB, last written {table.age_days:.0f} days ago")

@@ -41,7 +41,7 @@ def settings_show(as_json: bool, data_dir: str | None) -> None:
 def settings_set(key: str, values: tuple[str, ...], data_dir: str | None) -> None:
     """Save one setting: `inkwell settings set author_name "Maya"`; starters take one argument per
     question (3 to 6). No value (or "") clears it, so the default or the environment applies again."""
-    from core.answer.owner import KEYS, save_owner
+    from core.answer.owner import KEYS, SettingError, save_owner
     from core.store import Store
 
     if key not in KEYS:
@@ -49,7 +49,10 @@ def settings_set(key: str, values: tuple[str, ...], data_dir: str | None) -> Non
     if key != "starters" and len(values) > 1:
         raise click.BadParameter(f"{key} takes one value (quote it), not {len(values)}", param_hint="VALUES")
     value: object = list(values) if key == "starters" else (values[0] if values else "")
-    save_owner(Store(settings_for(data_dir).data_dir), {key: value})
+    try:
+        save_owner(Store(settings_for(data_dir).data_dir), {key: value})
+    except SettingError as exc:  # named as the Settings page labels it, with the key typed here
+        raise click.ClickException(exc.with_key()) from exc
     echo(f"Saved {key}.", err=True)
 
 

@@ -586,7 +586,8 @@ def edit_chunk(
     store: Store | None = None,
     embedder: Embedder | None = None,
 ) -> dict:
-    """Change one chunk's text and/or keywords and re-embed that chunk only; returns the new row."""
+    """Change one chunk's text and/or keywords and re-embed that chunk only; returns the new row. It is
+    logged as its own change, "edit of chunk 2 of “Title”", never worded like the post's ingest."""
     from core.embed import embedded_text
     from core.text import count_tokens
 
@@ -625,5 +626,7 @@ def edit_chunk(
             f"chunk {chunk_id!r} changed while it was being edited (re-ingested or edited elsewhere); "
             "reload it and edit again"
         )
-    store.log_change(f"edit of chunk {chunk_id}", before, [row["post_id"]])
+    # Numbered as the Chunks page numbers it, and named by its post's title as the app's other changes are.
+    place = f"chunk {row['idx'] + 1}" if row.get("idx") is not None else "a chunk"
+    store.log_change(f"edit of {place} of “{row.get('title') or row['post_id']}”", before, [row["post_id"]])
     return store.get_chunk(chunk_id) or {}

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from core.models import ParseError
+from core.text import plural
 
 if TYPE_CHECKING:
     from core.llm.structured import LLMStats
@@ -63,17 +64,17 @@ class IngestReport:
     def summary(self) -> str:
         text = (
             f"{self.count('new')} new, {self.count('updated')} updated, {self.count('unchanged')} unchanged, "
-            f"{self.failed} failed; {self.chunks_embedded} chunks embedded, "
+            f"{self.failed} failed; {plural(self.chunks_embedded, 'chunk')} embedded, "
             f"{self.chunks_reused} reused from cache ({self.seconds:.1f} s)"
         )
         if self.warnings:
             # One file may warn more than once (a Ghost export: a site address and a left-out draft).
             files = len({w.source for w in self.warnings})
             many = len(self.warnings) > files
-            text += f"; {files} {'file' if files == 1 else 'files'} read with {'warnings' if many else 'a warning'}"
+            text += f"; {plural(files, 'file')} read with {'warnings' if many else 'a warning'}"
         if self.llm is not None:
             marked = sum(1 for o in self.outcomes if o.llm in ("fallback", "failed"))
-            text += f"; {self.llm.summary()}; {marked} posts with LLM fallbacks"
+            text += f"; {self.llm.summary()}; {plural(marked, 'post')} with LLM fallbacks"
         return "; ".join([text, *self.notes])
 
     def to_json(self) -> dict:

@@ -26,7 +26,7 @@ from typing import Any
 from core.config import Settings
 from core.llm.cache import LLMCache, cache_key
 from core.llm.client import LLMError, Usage, chat, describe_llm
-from core.text import count_tokens
+from core.text import count_tokens, plural
 
 PROMPT_VERSION = "prep-1"
 MESSAGE_OVERHEAD = 4  # tokens a chat template adds per message (OpenAI's documented estimate)
@@ -80,10 +80,10 @@ class LLMStats:
         }
 
     def summary(self) -> str:
-        saved = f" (~{self.saved_tokens} tokens saved)" if self.cached else ""
+        saved = f" (~{plural(self.saved_tokens, 'token')} saved)" if self.cached else ""
         return (
-            f"LLM: {self.calls} calls, {self.cached} from cache{saved}; ~{self.estimated_tokens} tokens "
-            f"(tiktoken), {self.usage.total_tokens} reported by the API"
+            f"LLM: {plural(self.calls, 'call')}, {self.cached} from cache{saved}; "
+            f"~{plural(self.estimated_tokens, 'token')} (tiktoken), {self.usage.total_tokens} reported by the API"
         )
 
 

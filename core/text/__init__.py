@@ -1,10 +1,11 @@
 """Text utilities every stage shares: token counts (tiktoken, vocabularies shipped in data/tiktoken),
-language detection, sentence splitting, word stems (stems), function words per language, and the check every reader's question
-passes (question).
+language detection, sentence splitting, word stems (stems), function words per language, the check every reader's question
+passes (question), and counts worded for people (counts).
 """
 
 from __future__ import annotations
 
+from core.text.counts import plural
 from core.text.function_words import function_words
 from core.text.language import LANGUAGE_NAMES, UNDETERMINED, detect_language, language_name, languages_differ
 from core.text.question import QuestionError, check_question
@@ -23,6 +24,7 @@ __all__ = [
     "function_words",
     "language_name",
     "languages_differ",
+    "plural",
     "split_sentences",
     "stemmer_for",
 ]

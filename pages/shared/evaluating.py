@@ -9,6 +9,7 @@ import math
 import re
 from typing import Any
 
+import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -156,11 +157,36 @@ def answer_rows(rows: pd.DataFrame) -> None:
 
 
 def bar_chart(frame: pd.DataFrame, index: str, columns: list[str], *, title: str) -> None:
-    """Grouped bars: one group per measure in `columns` (named in words), one colour per row of `frame`
-    (named by its `index` column), so rows compare at a glance."""
+    """Grouped bars: one group per measure in `columns` (named in words, in full, in that order), one
+    colour per row of `frame` (named by its `index` column, in the frame's order), so rows compare at a
+    glance."""
     present = [c for c in columns if c in frame.columns and frame[c].notna().any()]
     if frame.empty or not present:
         return
-    data = frame.set_index(index)[present].rename(columns=lambda c: words(c)[0]).T
+    long = frame.melt(id_vars=index, value_vars=present, var_name="measure", value_name="value")
+    long["measure"] = long["measure"].map(lambda c: words(c)[0])
     st.markdown(f"**{title}**")
-    st.bar_chart(data, stack=False, horizontal=True, x_label="", y_label="")
+    st.altair_chart(grouped_bars(long, "measure", index, horizontal=True), width="stretch")
+
+
+def grouped_bars(long: pd.DataFrame, group: str, colour: str, *, horizontal: bool) -> alt.Chart:
+    """Bars of `long`'s "value", one group per `group`, one colour per `colour`, both in the order they
+    first appear in `long` (not sorted as text, which puts q10 before q2), every label in full."""
+    groups, colours = list(pd.unique(long[group])), list(pd.unique(long[colour]))
+    # labelLimit 0: no limit (Streamlit's theme cuts labels at 100 px: "Evidence foun…").
+    axis = alt.Axis(labelLimit=0, labelAngle=0, title=None, grid=False)
+    value = alt.X if horizontal else alt.Y
+    across, offset = (alt.Y, alt.YOffset) if horizontal else (alt.X, alt.XOffset)
+    return (
+        alt.Chart(long)
+        .mark_bar()
+        .encode(
+            across(f"{group}:N", sort=groups, axis=axis),
+            offset(f"{colour}:N", sort=colours),
+            value("value:Q", title=None, axis=alt.Axis(grid=True)),
+            alt.Color(
+                f"{colour}:N", sort=colours, legend=alt.Legend(title=None, orient="bottom", labelLimit=0)
+            ),
+            tooltip=[f"{group}:N", f"{colour}:N", alt.Tooltip("value:Q", format=".3~f")],
+        )
+    )

@@ -6,12 +6,12 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from core.text import plural
+
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~=$:&\"'^])")
 
-
-def plural(count: int, word: str, many: str | None = None) -> str:
-    """'1 post', '2 posts', '0 problems' (`many`: an irregular plural)."""
-    return f"{count:,} {word if count == 1 else many or word + 's'}"
+# plural is core's, so the CLI and the pages word counts alike.
+__all__ = ["md_escape", "plural", "safe_answer", "safe_answer_stream"]
 
 
 def md_escape(text: Any) -> str:

@@ -41,6 +41,13 @@ def test_ingest_search_and_idempotence(corpus, tmp_path):
     again = json.loads(run("ingest", str(corpus), "--json", data_dir=db).stdout)
     assert again["unchanged"] == 3 and again["chunks_embedded"] == 0
 
+    # One short post makes one chunk, and the summary says so in the singular.
+    write(tmp_path / "one" / "coffee.txt", "Coffee\n\nI grind the beans just before brewing.\n")
+    single = run("ingest", str(tmp_path / "one"), data_dir=db)
+    assert "1 new, 0 updated, 0 unchanged, 0 failed; 1 chunk embedded, 0 reused" in single.stdout, (
+        single.output
+    )
+
     found = run("search", "which tomatoes split?", "--json", "--k", "2", data_dir=db)
     out = json.loads(found.stdout)
     assert out["query"] == "which tomatoes split?"

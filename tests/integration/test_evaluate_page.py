@@ -82,6 +82,19 @@ def test_demo_set_runs_two_configurations_side_by_side(data_dir):
         "**Search time (ms)**",
         "**Ranking quality (nDCG@10) per query, by configuration**",
     ]
+    quality, time, per_query_chart = (json.loads(chart.proto.spec)["encoding"] for chart in charts)
+    # Each measure named in full, in the table's order (Streamlit's theme would cut labels at 100 px).
+    assert quality["y"]["sort"] == [
+        "Posts found (recall@10)",
+        "First right post (MRR@10)",
+        "Ranking quality (nDCG@10)",
+        "Evidence found (hit@10)",
+    ]
+    assert time["y"]["sort"] == ["Typical search (ms)", "Slow search (ms)"]
+    assert quality["y"]["axis"]["labelLimit"] == time["y"]["axis"]["labelLimit"] == 0  # 0: no limit
+    assert quality["color"]["sort"] == ["dense", "hybrid"] and quality["color"]["legend"]["labelLimit"] == 0
+    # The queries in the set's order, not sorted as text (q1, q10, … q15, q2).
+    assert per_query_chart["x"]["sort"] == list(per_query["id"]) == [f"q{n}" for n in range(1, 16)]
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Download JSON", "Download CSV (one row per configuration and query)"]
     # The demo set searched a scratch table: the user's table was never created.

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from core.embed import content_hash
-from core.ingest import ingest_paths, ingest_posts
+from core.ingest import edit_chunk, ingest_paths, ingest_posts
 from core.parse import parse_paths
 from core.store import ModelMismatchError, Store
 from tests.conftest import write
@@ -203,3 +203,21 @@ def test_concurrent_ingests_store_each_chunk_once(small, embedder, corpus):
     ids = [r["chunk_id"] for r in Store(small.data_dir).list_chunks(columns=["chunk_id", "post_id", "idx"])]
     assert len(ids) == len(set(ids)) > 0
     assert errors == [] or all("conflict" in str(e).lower() or "commit" in str(e).lower() for e in errors)
+
+
+def test_a_chunk_edit_is_logged_as_an_edit_not_as_an_ingest(small, store, embedder, corpus):
+    ingest_posts(
+        parse_paths([corpus / "bees.md"]).posts,
+        small,
+        store=store,
+        embedder=embedder,
+        label="ingest of “On Bees”",
+    )
+    second = next(r for r in store.list_chunks() if r["post_id"] == "bees" and r["idx"] == 1)
+    edit_chunk(second["chunk_id"], small, text="Swarms leave in May.", store=store, embedder=embedder)
+    edit, ingest = store.changes()
+    assert (edit.label, ingest.label) == ("edit of chunk 2 of “On Bees”", "ingest of “On Bees”")
+    assert edit.post_ids == ingest.post_ids == ("bees",)
+    store.undo(edit.change_id)  # its own change: undone alone, the ingest stays
+    assert store.get_chunk(second["chunk_id"])["text"] == second["text"]
+    assert not store.changes()[1].undone

@@ -20,6 +20,7 @@ from core.answer.reply import NO_ANSWER, reply
 from core.config import ConfigError, Settings
 from core.search.starters import question_for, suggest_starters
 from core.store import Store
+from tests.cli_support import run
 from tests.conftest import ROOT
 
 
@@ -41,12 +42,18 @@ def test_saved_settings_round_trip_and_clearing(tmp_path):
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"persona_prompt": "You are {author}."}, "unknown placeholder {author}; it may use {author_name}"),
-        ({"starters": ["Only one?"]}, "give 3 to 6 different questions (or none), not 1"),
+        (
+            {"persona_prompt": "You are {author}."},
+            "Persona prompt: unknown placeholder {author}; it may use {author_name}",
+        ),
+        ({"starters": ["Only one?"]}, "Starter questions: give 3 to 6 different questions (or none), not 1"),
         ({"starters": ["Same?", "same?  ", "Same?", "Other?"]}, "not 2"),  # repeats count once
         ({"starters": [f"Q{i}?" for i in range(7)]}, "not 7"),
-        ({"starters": "[not json"}, "not a JSON list"),
-        ({"author_name": "x" * 81}, "author_name is 81 characters long; at most 80"),
+        ({"starters": "[not json"}, "Starter questions: not a JSON list"),
+        ({"starters": ["Why?", "How?", "x" * 201]}, "Starter questions: “xxxx"),
+        # Named as the Settings page labels the field, not by its key.
+        ({"author_name": "x" * 81}, "Author's name is 81 characters long (at most 80)"),
+        ({"decline_text": "x" * 401}, "Decline text is 401 characters long (at most 400)"),
         ({"colour": "blue"}, "unknown setting 'colour'"),
     ],
 )
@@ -56,6 +63,16 @@ def test_bad_values_are_refused_with_a_clear_error_and_nothing_saved(tmp_path, c
     with pytest.raises(ConfigError, match=re.escape(message)):
         save_owner(store, {"greeting": "not saved either", **changes})
     assert load_owner(store) == OwnerSettings(chat_title="Kept")
+
+
+def test_the_cli_names_a_refused_setting_by_its_label_and_its_key(tmp_path):
+    long_name = "x" * 95
+    refused = run("settings", "set", "author_name", long_name, data_dir=tmp_path / "db")
+    assert refused.exit_code == 1
+    assert "Error: Author's name (author_name) is 95 characters long (at most 80)" in refused.output
+    few = run("settings", "set", "starters", "Why?", data_dir=tmp_path / "db")
+    assert "Starter questions (starters): give 3 to 6 different questions (or none), not 1" in few.output
+    assert load_owner(Store(tmp_path / "db")) == OwnerSettings()
 
 
 def test_saved_values_win_over_the_environment_and_clearing_brings_it_back(tmp_path):

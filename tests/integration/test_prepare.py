@@ -500,7 +500,7 @@ def test_cli_ingest_with_llm_options_and_dry_run(scripted, tmp_path, monkeypatch
 
     dry = CliRunner().invoke(main, [*args, "--dry-run", "--chunk-tokens", "40"], catch_exceptions=False)
     assert dry.exit_code == 0, dry.output
-    assert "2 sentence(s) rewritten" in dry.output
+    assert "2 sentences rewritten" in dry.output
     assert "- The second one cracked along the grain." in dry.output
     assert "+ The second walnut board cracked along the grain." in dry.output
     assert "chunk 2 [Finish]" in dry.output and "LLM: 2 calls" in dry.output
@@ -508,7 +508,7 @@ def test_cli_ingest_with_llm_options_and_dry_run(scripted, tmp_path, monkeypatch
 
     real = CliRunner().invoke(main, [*args, "--chunk-tokens", "40", "--llm-concurrency", "2"])
     assert real.exit_code == 0, real.output
-    assert "walnut: 2 sentence(s) rewritten; LLM ok" in real.output
+    assert "walnut: 2 sentences rewritten; LLM ok" in real.output
     assert "LLM: 0 calls, 2 from cache" in real.output  # the dry run's replies were cached
     assert len(scripted.requests) == 2
     assert Store(db).list_chunks("walnut")[1]["text"].startswith("The second walnut board")

@@ -87,13 +87,20 @@ def test_bad_values_are_refused_with_a_clear_error_and_nothing_is_saved(data_dir
     button(at, "Save").click().run()
     assert not at.exception
     assert shown(at.error) == [
-        "Not saved: persona prompt: unknown placeholder {author}; it may use {author_name}, "
+        "Not saved: Persona prompt: unknown placeholder {author}; it may use {author_name}, "
         "{author_description} (or no placeholder)"
     ]
     field(at, "persona_prompt").input("")
     field(at, "starters").input("Just one question?")
     button(at, "Save").click().run()
-    assert shown(at.error) == ["Not saved: starters: give 3 to 6 different questions (or none), not 1"]
+    assert shown(at.error) == [
+        "Not saved: Starter questions: give 3 to 6 different questions (or none), not 1"
+    ]
+    field(at, "starters").input("")
+    field(at, "author_name").input("x" * 95)  # named as the page labels the field, not by its key
+    button(at, "Save").click().run()
+    assert shown(at.error) == ["Not saved: Author's name is 95 characters long (at most 80)"]
+    assert field(at, "author_name").label == "Author's name"
     assert load_owner(Store(data_dir)).greeting == ""
     assert field(at, "greeting").value == "Not saved either"  # the owner's typing is kept
 
@@ -118,8 +125,10 @@ def test_the_preview_shows_the_system_prompt_as_typed_and_the_quoted_answer():
     button(at, "Preview").click().run()
     assert not at.exception and not at.error
     assert at.code[0].value == PERSONA.replace("{author_name}", "Maya")  # unsaved, as typed
-    # Shown as the chat shows it: Markdown (the title in italics), not its raw asterisks as plain text.
-    assert any("From *On Bees*:\nSwarming season starts in May." in m for m in texts(at.markdown))
+    # Drawn as the chat draws it: the post's linked title on its own line, the quoted sentences below
+    # (not "From *On Bees*: Swarming …" run onto one line), and never as raw asterisks in plain text.
+    quoted = [m for m in shown(at.markdown) if m.startswith("From *[On Bees](read?post=bees&q=")]
+    assert len(quoted) == 1 and ")*:\n\nSwarming season starts in May." in quoted[0]
     assert not any("*On Bees*" in t for t in texts(at.text))
     assert any("No answer model is configured" in c for c in texts(at.caption))
 

@@ -497,7 +497,9 @@ def test_sync_every_interval_runs_again(tmp_path):
     db = tmp_path / "db"
     with SiteServer() as site:
         site.page("/only-post", page("Only post", "A single page is a source too."))
-        assert run("ingest", site.url("/only-post"), data_dir=db).exit_code == 0
+        first = run("ingest", site.url("/only-post"), data_dir=db)
+        assert first.exit_code == 0, first.output
+        assert "(page): 1 new, 0 updated, 0 unchanged, 0 failed; 1 chunk embedded" in first.stdout
         before = site.hits("/only-post")
         started = time.monotonic()
         looped = run("sync", "--every", "1s", "--runs", "2", data_dir=db)

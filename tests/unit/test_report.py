@@ -1,8 +1,8 @@
-"""The ingest report's summary line (core/ingest/report.py)."""
+"""The ingest report's summary line (core/ingest/report.py) and the counts it words (core/text/counts.py)."""
 
 from __future__ import annotations
 
-from core.ingest.report import IngestReport
+from core.ingest.report import IngestReport, PostOutcome
 from core.models import ParseError
 
 
@@ -18,3 +18,34 @@ def test_the_summary_counts_files_with_warnings_not_warnings() -> None:
         ]
     )
     assert twice.summary().endswith("; 2 files read with warnings")
+
+
+def test_the_summary_words_each_count_for_its_number() -> None:
+    from core.llm import LLMStats
+
+    def outcome(llm: str) -> PostOutcome:
+        return PostOutcome("bees", "On Bees", "bees.md", "new", chunks=1, llm=llm)
+
+    one = IngestReport([outcome("fallback")], chunks_embedded=1, chunks_reused=0, llm=LLMStats(calls=1))
+    assert one.summary().startswith("1 new, 0 updated, 0 unchanged, 0 failed; 1 chunk embedded, 0 reused")
+    assert "LLM: 1 call, 0 from cache" in one.summary() and "; 1 post with LLM fallbacks" in one.summary()
+    assert "0 chunks embedded" in IngestReport().summary()
+    two = IngestReport(
+        [outcome("ok"), outcome("failed"), outcome("fallback")], chunks_embedded=2, llm=LLMStats()
+    )
+    assert "2 chunks embedded" in two.summary() and "; 2 posts with LLM fallbacks" in two.summary()
+    assert "LLM: 0 calls" in two.summary()
+
+
+def test_pages_and_cli_word_counts_with_one_function() -> None:
+    from core.text import plural
+    from pages.shared import plural as pages_plural
+
+    assert pages_plural is plural
+    assert [plural(n, "chunk") for n in (0, 1, 2, 1200)] == [
+        "0 chunks",
+        "1 chunk",
+        "2 chunks",
+        "1,200 chunks",
+    ]
+    assert plural(1, "cached LLM reply", "cached LLM replies") == "1 cached LLM reply"

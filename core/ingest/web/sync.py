@@ -29,6 +29,7 @@ from core.ingest.web.read import SourceRead, read_source
 from core.parse import ImportOptions
 from core.store import Store
 from core.store.sources import Source, Sources, now
+from core.text import plural
 
 
 @dataclass
@@ -53,7 +54,7 @@ class SourceOutcome:
         parts = [
             f"{r.count('new')} new, {r.count('updated')} updated, "
             f"{r.count('unchanged') + self.read.not_modified} unchanged, {r.failed} failed",
-            f"{r.chunks_embedded} chunks embedded",
+            f"{plural(r.chunks_embedded, 'chunk')} embedded",
         ]
         if self.gone:
             parts.append(
