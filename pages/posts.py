@@ -62,7 +62,9 @@ except ConfigError as exc:
     st.error(str(exc))
     st.stop()
 
-with st.expander("LLM preparation (optional)"):
+# Tabs and expanders are keyed: the browser keeps the one the owner opened when the elements above
+# them change (a message shown after an action), instead of going back to the first tab, collapsed.
+with st.expander("LLM preparation (optional)", key="prep_section"):
     st.caption(
         f"Uses {md(describe_llm(settings))}: at most two requests per post, replies cached (running again "
         "costs nothing). What the model proposes is checked; a post whose LLM stage fails is stored the "
@@ -203,7 +205,7 @@ def preview(posts: list, scope: str = "paste") -> None:
 
 
 paste_tab, upload_tab, web_tab, posts_tab = st.tabs(
-    ["Paste a post", "Upload files", "From the web", "Stored posts"]
+    ["Paste a post", "Upload files", "From the web", "Stored posts"], key="ingest_tabs"
 )
 with web_tab:  # feeds, sitemaps and sites, remembered and synced (pages/shared/web_sources.py)
     web_sources_tab(settings)
@@ -419,13 +421,13 @@ def routing_rules() -> None:
             st.text(reason)
 
 
-with st.expander("Collections routing"):
+with st.expander("Collections routing", key="routing_section"):
     routing_rules()
 
-with st.expander("Static site: download as a zip"):  # pages/shared/static_download.py
+with st.expander("Static site: download as a zip", key="static_section"):  # pages/shared/static_download.py
     static_site_section(settings)
 
-with st.expander("Share on your blog: the widget"):  # pages/shared/share.py
+with st.expander("Share on your blog: the widget", key="share_section"):  # pages/shared/share.py
     share_section(settings, store)
 
 st.divider()

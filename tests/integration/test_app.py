@@ -259,6 +259,26 @@ def test_stored_posts_reingest_and_delete(corpus):
     assert {p["post_id"] for p in corpus.list_posts()} == {"bees", "bread", "walks"}
 
 
+def layout(at) -> list[tuple[str, str | None]]:
+    """The page's top-level elements, (type, key): what the browser matches tabs and expanders by."""
+    return [(node.type, node.key) for node in at.main.children.values()]
+
+
+def test_a_message_after_an_action_leaves_the_ingest_tabs_and_sections_in_place(corpus):
+    """A tab or expander that moved, or whose label changed, is reset by the browser (the first tab again,
+    collapsed): a flashed message fills a container drawn on every run, and tabs and sections are keyed."""
+    at = open_app("pages/posts.py")
+    before = layout(at)
+    sections = {"ingest_tabs", "prep_section", "routing_section", "static_section", "share_section"}
+    assert sections | {"recent_changes"} <= {key for _, key in before}, before
+    select_rows(at, "posts_table", [0])
+    button(at, "Delete selected").click().run()
+    assert not at.exception and "Deleted 1 post." in texts(at.success)
+    assert layout(at) == before
+    at.run()  # the next run: the message is gone, nothing moves back
+    assert not at.success and layout(at) == before
+
+
 # Inspector -----------------------------------------------------------------------------------------------
 
 
