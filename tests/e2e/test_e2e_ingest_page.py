@@ -2,7 +2,8 @@
 headless Chromium, Playwright.
 
 The open tab and an opened section stay open when an action shows a message above them (Undo) and on
-the next run after it, where the message goes away again.
+the next run after it, where the message goes away again. A pasted post not ingested yet is still in
+the form after a visit to another page.
 """
 
 from __future__ import annotations
@@ -80,6 +81,16 @@ def test_the_open_tab_and_section_stay_open_around_a_message(page):
     error.wait_for()
     idle(page)
     assert error.is_visible() and open_tab(page) == "Stored posts"
+
+
+def test_a_pasted_draft_is_still_there_after_another_page(page):
+    commit(page, "Title", "A draft about queens")
+    commit(page, "Text", "The new queen hatches on day sixteen and fights her sisters.")
+    open_page(page, "Inspect chunks", "Inspect chunks")
+    open_page(page, "Ingest", "Ingest posts")
+    assert page.get_by_role("textbox", name="Title", exact=True).input_value() == "A draft about queens"
+    text = page.get_by_role("textbox", name="Text", exact=True).input_value()
+    assert text == "The new queen hatches on day sixteen and fights her sisters."
 
 
 def test_the_server_log_has_no_traceback(server: AppServer) -> None:
