@@ -22,6 +22,7 @@ from core.prepare import LLMPrepOptions, prepare_posts, preview_rewrites
 from core.search import RulesError, load_rules, read_rules_text, route, rules_path, rules_template, save_rules
 from pages import shared
 from pages.shared.addresses import edit_address
+from pages.shared.drafts import clear_draft, draft_stored, keep_draft, restore_draft
 from pages.shared.share import share_section
 from pages.shared.static_download import static_site_section
 from pages.shared.web_sources import web_sources_tab
@@ -35,6 +36,13 @@ PREVIEW_NOTE = (
 )
 REVIEWS = "rewrite_reviews"  # session state: review key → RewriteProposal
 PENDING = "rewrite_pending"  # session state: scope ("paste", "upload", "stored") → review keys shown
+PASTE_FIELDS = {  # the paste form's widgets and their defaults (pages/shared/drafts.py)
+    "paste_title": "",
+    "paste_collection": "writings",
+    "paste_format": "markdown",
+    "paste_date": None,
+    "paste_text": "",
+}
 
 settings = shared.base_settings()
 md = shared.md_escape
@@ -62,7 +70,9 @@ except ConfigError as exc:
     st.error(str(exc))
     st.stop()
 
-with st.expander("LLM preparation (optional)"):
+# Tabs and expanders are keyed: the browser keeps the one the owner opened when the elements above
+# them change (a message shown after an action), instead of going back to the first tab, collapsed.
+with st.expander("LLM preparation (optional)", key="prep_section"):
     st.caption(
         f"Uses {md(describe_llm(settings))}: at most two requests per post, replies cached (running again "
         "costs nothing). What the model proposes is checked; a post whose LLM stage fails is stored the "
@@ -203,22 +213,27 @@ def preview(posts: list, scope: str = "paste") -> None:
 
 
 paste_tab, upload_tab, web_tab, posts_tab = st.tabs(
-    ["Paste a post", "Upload files", "From the web", "Stored posts"]
+    ["Paste a post", "Upload files", "From the web", "Stored posts"], key="ingest_tabs"
 )
 with web_tab:  # feeds, sitemaps and sites, remembered and synced (pages/shared/web_sources.py)
     web_sources_tab(settings)
 
 # Paste -----------------------------------------------------------------------------------------------
 with paste_tab:
+    # What is typed here is kept while the owner visits other pages, until ingested or cleared.
+    restore_draft("paste", PASTE_FIELDS)
     left, middle, right = st.columns([3, 2, 1])
     title = left.text_input("Title", key="paste_title")
-    collection = middle.text_input("Collection", value="writings", key="paste_collection")
-    fmt = right.selectbox("Format", FORMATS, index=FORMATS.index("markdown"), key="paste_format")
+    collection = middle.text_input("Collection", key="paste_collection")
+    fmt = right.selectbox("Format", FORMATS, key="paste_format")
     date = st.date_input("Date (optional)", value=None, min_value=dt.date(1900, 1, 1), key="paste_date")
     text = st.text_area("Text", height=260, key="paste_text", placeholder="Paste the post here…")
-    col_preview, col_ingest = st.columns(2)
+    col_preview, col_ingest, col_clear = st.columns([2, 2, 1])
     want_preview = col_preview.button("Preview chunks", key="paste_preview", width="stretch")
     want_ingest = col_ingest.button("Ingest post", key="paste_ingest", type="primary", width="stretch")
+    col_clear.button(
+        "Clear", key="paste_clear", width="stretch", on_click=clear_draft, args=("paste", PASTE_FIELDS)
+    )
     if want_preview or want_ingest:
         post = None
         try:
@@ -230,10 +245,15 @@ with paste_tab:
         if post is not None and want_preview:
             preview([post], "paste")
         if post is not None and want_ingest:
-            report = ingest([post], "paste", label=f"ingest of “{post.title}”")
+            # Named as Recent changes will list it: a paste over a stored post is an update.
+            verb = "update" if store.get_post(post.post_id) is not None else "ingest"
+            report = ingest([post], "paste", label=f"{verb} of “{post.title}”")
             if report is not None:
                 show(report)
+                if report.ok:
+                    draft_stored("paste", PASTE_FIELDS)
     show_reviews("paste")
+    keep_draft("paste", PASTE_FIELDS)
 
 # Upload ----------------------------------------------------------------------------------------------
 with upload_tab:
@@ -419,13 +439,13 @@ def routing_rules() -> None:
             st.text(reason)
 
 
-with st.expander("Collections routing"):
+with st.expander("Collections routing", key="routing_section"):
     routing_rules()
 
-with st.expander("Static site: download as a zip"):  # pages/shared/static_download.py
+with st.expander("Static site: download as a zip", key="static_section"):  # pages/shared/static_download.py
     static_site_section(settings)
 
-with st.expander("Share on your blog: the widget"):  # pages/shared/share.py
+with st.expander("Share on your blog: the widget", key="share_section"):  # pages/shared/share.py
     share_section(settings, store)
 
 st.divider()

@@ -43,7 +43,7 @@ def undo_button(settings: Settings) -> None:
             _undo(store, change)
     if not changes:
         return
-    with st.expander(f"Recent changes ({len(changes)})"):
+    with st.expander(f"Recent changes ({len(changes)})", key="recent_changes"):  # keyed: stays open
         for change in changes:
             left, right = st.columns([5, 1], vertical_alignment="center")
             posts = plural(len(change.post_ids), "post")

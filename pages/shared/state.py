@@ -270,5 +270,9 @@ def flash(message: str, kind: str = "success") -> None:
 
 
 def show_flash() -> None:
+    """The messages flashed before the last rerun, in a container that is drawn on every run."""
+    # Message or not, one element here: an element more or fewer would move the page's tabs and
+    # expanders, and the browser would reset them (the first tab, collapsed) after every flash.
+    box = st.container()
     for kind, message in st.session_state.pop(FLASH_KEY, []):
-        getattr(st, kind)(message)
+        getattr(box, kind)(message)

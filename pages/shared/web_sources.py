@@ -13,12 +13,16 @@ from core.ingest.report import Progress
 from core.ingest.web import SourceOutcome, ingest_url, sync_sources
 from core.store.sources import Sources
 from pages.shared.ingesting import show_report
-from pages.shared.state import KNOWN_ERRORS, get_embedder_cached, get_store
+from pages.shared.state import KNOWN_ERRORS, flash, get_embedder_cached, get_store
 from pages.shared.text import md_escape, plural
 
 PRUNE_HELP = (
     "Delete the posts a sitemap, site, folder or export file no longer lists (they are named in the "
     "result, and undoable). A feed lists only its newest posts, so nothing is pruned by one."
+)
+
+FORGET_HELP = (
+    "Stop syncing this address. Its posts stay; delete them under Stored posts if you want them gone."
 )
 
 
@@ -57,12 +61,21 @@ def web_sources_tab(settings: Settings) -> None:
         st.caption("No sources yet. An address added here is remembered and synced with **Sync now**.")
         return
     st.markdown(f"**{plural(len(sources), 'source')}**")
-    for source in sources:
+    for index, source in enumerate(sources):
         mark = "✅" if source.ok else "⚠️"
         when = source.synced_at[:16].replace("T", " ") + " UTC" if source.synced_at else "never synced"
-        st.markdown(
+        line, forget = st.columns([9, 1], vertical_alignment="center")
+        line.markdown(
             f"{mark} {md_escape(source.url)} · {md_escape(source.kind)} · last sync {when}"
             + (f" · {md_escape(source.result)}" if source.result else "")
+        )
+        forget.button(
+            "Forget",
+            key=f"web_forget_{index}",
+            help=FORGET_HELP,
+            on_click=_forget,
+            args=(settings, source.url),
+            width="stretch",
         )
     prune = st.checkbox("Remove posts gone from the source (prune)", key="web_prune", help=PRUNE_HELP)
     if st.button("Sync now", key="web_sync"):
@@ -77,6 +90,17 @@ def web_sources_tab(settings: Settings) -> None:
         )
     for outcome in st.session_state.get("web_outcomes", []):
         _show(outcome)
+
+
+def _forget(settings: Settings, url: str) -> None:
+    """The Forget button (an `on_click`, so the list drawn after it no longer has the source)."""
+    try:
+        forgotten = Sources(get_store(settings)).remove(url)
+    except KNOWN_ERRORS as exc:
+        flash(f"Cannot forget {md_escape(url)}: {md_escape(exc)}", "error")
+        return
+    if forgotten:
+        flash(f"Forgot {md_escape(url)}; its posts stay.")
 
 
 def _run(

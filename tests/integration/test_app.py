@@ -6,6 +6,7 @@ built-in llama.cpp server.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import socket
 
@@ -130,6 +131,52 @@ def test_paste_preview_ingest_and_undo(data_dir):
     assert counts_caption(at) == "**Table:** 0 posts · 0 chunks"
 
 
+def paste_form(at) -> dict[str, object]:
+    return {
+        "title": at.text_input(key="paste_title").value,
+        "collection": at.text_input(key="paste_collection").value,
+        "format": at.selectbox(key="paste_format").value,
+        "date": at.date_input(key="paste_date").value,
+        "text": at.text_area(key="paste_text").value,
+    }
+
+
+def away_and_back(at) -> None:
+    """To Inspect chunks and back (Streamlit forgets the widgets a run does not draw)."""
+    at.switch_page("pages/chunks.py").run()
+    at.switch_page("pages/posts.py").run()
+    assert not at.exception, at.exception
+
+
+EMPTY_FORM = {"title": "", "collection": "writings", "format": "markdown", "date": None, "text": ""}
+
+
+def test_a_pasted_draft_is_kept_across_pages_until_ingested_or_cleared(data_dir):
+    at = open_app("pages/posts.py")
+    assert paste_form(at) == EMPTY_FORM
+    at.text_input(key="paste_title").input("On Bees")
+    at.text_input(key="paste_collection").input("garden")
+    at.selectbox(key="paste_format").set_value("text")
+    at.date_input(key="paste_date").set_value(dt.date(2024, 5, 1))
+    at.text_area(key="paste_text").input("\n\n".join(BEES)).run()
+    draft = paste_form(at)
+    away_and_back(at)
+    assert paste_form(at) == draft
+
+    at.button(key="paste_ingest").click().run()
+    assert metrics(at)["New"] == "1" and paste_form(at) == draft  # shown beside its report
+    away_and_back(at)
+    assert paste_form(at) == EMPTY_FORM  # stored: no longer a draft
+
+    at.text_area(key="paste_text").input("Half a thought about queens.").run()
+    away_and_back(at)
+    assert paste_form(at) == {**EMPTY_FORM, "text": "Half a thought about queens."}
+    at.button(key="paste_clear").click().run()
+    assert not at.exception and paste_form(at) == EMPTY_FORM
+    away_and_back(at)
+    assert paste_form(at) == EMPTY_FORM
+
+
 def test_recent_changes_survive_a_reload_and_each_is_undone_alone(data_dir):
     def paste(at, title: str, text: str) -> None:
         at.text_input(key="paste_title").input(title)
@@ -151,6 +198,7 @@ def test_recent_changes_survive_a_reload_and_each_is_undone_alone(data_dir):
     paste(at, "On Hives", "A hive body holds ten frames; in a strong year I add a second box.")
     hives_first = [c for c in Store(data_dir).changes() if not c.undone][-1]  # the first "On Hives"
     assert hives_first.label == "ingest of “On Hives”" and not hives_first.undone
+    assert Store(data_dir).changes()[0].label == "update of “On Hives”"  # the post was there
     first = next(b for b in at.button if b.key == f"undo_{hives_first.change_id}")
     first.click().run()
     assert any("changed since, by" in w for w in texts(at.warning)), texts(at.warning)
@@ -257,6 +305,26 @@ def test_stored_posts_reingest_and_delete(corpus):
 
     button(at, "Undo last change (deletion of 1 post)").click().run()
     assert {p["post_id"] for p in corpus.list_posts()} == {"bees", "bread", "walks"}
+
+
+def layout(at) -> list[tuple[str, str | None]]:
+    """The page's top-level elements, (type, key): what the browser matches tabs and expanders by."""
+    return [(node.type, node.key) for node in at.main.children.values()]
+
+
+def test_a_message_after_an_action_leaves_the_ingest_tabs_and_sections_in_place(corpus):
+    """A tab or expander that moved, or whose label changed, is reset by the browser (the first tab again,
+    collapsed): a flashed message fills a container drawn on every run, and tabs and sections are keyed."""
+    at = open_app("pages/posts.py")
+    before = layout(at)
+    sections = {"ingest_tabs", "prep_section", "routing_section", "static_section", "share_section"}
+    assert sections | {"recent_changes"} <= {key for _, key in before}, before
+    select_rows(at, "posts_table", [0])
+    button(at, "Delete selected").click().run()
+    assert not at.exception and "Deleted 1 post." in texts(at.success)
+    assert layout(at) == before
+    at.run()  # the next run: the message is gone, nothing moves back
+    assert not at.success and layout(at) == before
 
 
 # Inspector -----------------------------------------------------------------------------------------------

@@ -681,6 +681,13 @@ def test_ingest_page_adds_a_source_and_syncs_it_with_prune(tmp_path, monkeypatch
     assert any(t.startswith("Removed: chisels") for t in texts(at.info)), texts(at.info)
     assert set(stored(db)) == {"lathe"} and "variable speed" in stored(db)["lathe"]["raw"]
 
+    at.button(key="web_forget_0").click().run()  # forgotten, its post kept
+    assert not at.exception, at.exception
+    forgot = [t for t in texts(at.success) if t.startswith("Forgot http")]
+    assert forgot and forgot[0].endswith("its posts stay."), texts(at.success)
+    assert Sources(Store(db)).all() == [] and set(stored(db)) == {"lathe"}
+    assert not [b for b in at.button if str(b.key).startswith("web_forget_")]
+
 
 def test_a_site_root_is_read_through_robots_sitemap_index_and_a_gzipped_sitemap(tmp_path):
     """A site's root: the sitemap robots.txt names, an index of sitemaps, one of them gzipped; every
