@@ -94,7 +94,8 @@ def ask(
     if answered.fallback is not None:  # quoted instead: no model answered
         label = None
         if not as_json:
-            echo(f"\n{answered.fallback_note} ({answered.fallback})", fg="yellow", err=True)
+            echo(err=True)  # its own line after the streamed answer: echo would show "\n" as written
+            echo(f"{answered.fallback_note} ({answered.fallback})", fg="yellow", err=True)
     logged = QuestionLog.for_settings(settings, store)
     question_id = record(logged, answered, question, "cli", time.perf_counter() - started)
     if as_json:
