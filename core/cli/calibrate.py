@@ -11,6 +11,7 @@ import click
 
 from core.cli.main import command, main, settings_for
 from core.cli.output import MULTILINE, echo, print_json, safe
+from core.text import plural
 
 
 @command(main, "calibrate")
@@ -127,7 +128,7 @@ def calibrate_cmd(
         posts = read if small else []
         if posts and root and (unknown := unknown_posts(posts, root, on)):
             echo(
-                f"warning: {len(unknown)} post(s) named by questions asked of {safe(family)} are not "
+                f"warning: {plural(len(unknown), 'post')} named by questions asked of {safe(family)} are not "
                 f"under it, so their questions are left out of its small blogs: {safe(', '.join(unknown[:3]))}",
                 err=True,
             )

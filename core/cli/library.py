@@ -132,6 +132,7 @@ def posts_show(post_id: str, raw: bool, data_dir: str | None) -> None:
 def posts_delete(post_ids: tuple[str, ...], data_dir: str | None) -> None:
     """Delete posts and their chunks. With no ids, reads them from stdin (first column of each line)."""
     from core.store import Store
+    from core.text import plural
 
     ids = list(post_ids)
     if not ids and not sys.stdin.isatty():
@@ -141,7 +142,7 @@ def posts_delete(post_ids: tuple[str, ...], data_dir: str | None) -> None:
     store = Store(settings_for(data_dir).data_dir)
     deleted = store.delete_posts(ids)
     missing = len(set(ids)) - deleted
-    echo(f"deleted {deleted} post(s)" + (f"; {missing} id(s) not found" if missing else ""))
+    echo(f"deleted {plural(deleted, 'post')}" + (f"; {plural(missing, 'id')} not found" if missing else ""))
     if deleted:
         store.optimize()
 

@@ -53,7 +53,7 @@ from core.prepare.rewrite import (
     build_doc,
     rewritten_post,
 )
-from core.text import detect_language
+from core.text import detect_language, plural
 
 if TYPE_CHECKING:
     pass
@@ -146,7 +146,7 @@ def _prepare(
                     True,
                 )
             elif proposal and proposal.changes:
-                notes.append(f"rewrite of {proposal.changed} sentence(s) rejected by the author")
+                notes.append(f"rewrite of {plural(proposal.changed, 'sentence')} rejected by the author")
 
     chunks: list[Chunk] | None = None
     if options.llm_chunks and first is not None and not first.unusable:

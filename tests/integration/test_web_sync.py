@@ -729,3 +729,19 @@ def test_a_robots_crawl_delay_spaces_the_requests_out():
         times = [t for path, t in site.times if path != "/robots.txt"]
     gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
     assert len(gaps) == 2 and min(gaps) >= 0.95, gaps  # a lower bound: a busy machine only adds to it
+
+
+def test_progress_counts_one_page_and_one_chunk_in_the_singular(tmp_path):
+    """The progress lines in a log or a pipe word their counts: "fetching 1 page", not "1 pages"."""
+    with SiteServer() as site:
+        site.page("/posts/lathe/", page("Lathe", "My lathe is an old Myford, belt driven and quiet."))
+        one = run("ingest", site.url("/posts/lathe/"), data_dir=tmp_path / "db")
+        site.page("/posts/chisels/", page("Chisels", "I keep six bevel-edge chisels and use three of them."))
+        site.add("/sitemap.xml", sitemap(site, "/posts/lathe/", "/posts/chisels/"), "application/xml")
+        two = run("ingest", site.url("/sitemap.xml"), data_dir=tmp_path / "db")
+    assert one.exit_code == 0 and two.exit_code == 0, one.output + two.output
+    lines = one.stderr.splitlines()
+    assert "0/1: fetching 1 page" in lines and "1/1: fetched 1 of 1 page" in lines, lines
+    assert "0/1: embedding: 1 of 1 chunk" in lines, lines
+    lines = two.stderr.splitlines()
+    assert "0/2: fetching 2 pages" in lines and "2/2: fetched 2 of 2 pages" in lines, lines
