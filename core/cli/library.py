@@ -156,10 +156,15 @@ def chunks() -> None:
 @click.option("--post", "post_id", help="Only chunks of this post.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per chunk.")
 def chunks_list(post_id: str | None, as_json: bool, data_dir: str | None) -> None:
-    """List chunks: chunk id, tokens, section, keywords, start of text (tab-separated)."""
+    """List chunks: chunk id, tokens, section, keywords, start of text (tab-separated). A --post that
+    names no stored post is an error (exit 1), as for `posts show`, not an empty list."""
     from core.store import Store
 
-    for chunk in Store(settings_for(data_dir).data_dir).list_chunks(post_id):
+    store = Store(settings_for(data_dir).data_dir)
+    listed = store.list_chunks(post_id)
+    if post_id is not None and not listed and store.get_post(post_id) is None:
+        raise click.ClickException(f"no post with id {post_id!r} (see `inkwell posts list`)")
+    for chunk in listed:
         if as_json:
             print_json(chunk)
         else:

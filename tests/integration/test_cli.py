@@ -101,6 +101,8 @@ def test_chunks_list_and_show_with_embedded_text(corpus, tmp_path):
     assert "vector" not in shown
     missing = run("chunks", "show", "nope#9", data_dir=db)
     assert missing.exit_code == 1 and "no chunk with id 'nope#9'" in missing.output
+    unknown = run("chunks", "list", "--post", "nope", data_dir=db)  # a typo is named, not an empty list
+    assert unknown.exit_code == 1 and "no post with id 'nope'" in unknown.output
 
 
 def test_export_import_round_trip(corpus, tmp_path):
