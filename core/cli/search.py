@@ -86,6 +86,8 @@ def search(
     checked_collections(store, collections)
     embedder = embedder_for_store(settings, store.model_id())  # loads the model only when used
     batch = [(q.id, q.text) for q in load_queries(queries)] if queries else [(None, question or "")]
+    if not batch:  # an empty --queries file: said, as eval and calibrate say it, not a silent success
+        raise click.ClickException(f"{queries} holds no questions")
     failed = 0
     for query_id, text in batch:
         try:

@@ -67,6 +67,8 @@ def test_batch_search_prints_one_json_line_per_query(corpus, tmp_path):
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [line["id"] for line in lines] == ["a", "b"]
     assert [line["hits"][0]["post_id"] for line in lines] == ["tea", "trains"]
+    empty = run("search", "--queries", str(write(tmp_path / "e.jsonl", "\n")), "--json", data_dir=db)
+    assert empty.exit_code == 1 and "e.jsonl holds no questions" in empty.output and empty.stdout == ""
 
 
 def test_collection_filter(corpus, tmp_path):
