@@ -647,7 +647,7 @@ def test_robots_txt_is_obeyed_and_refusals_exit_1(tmp_path):
     assert set(stored(db)) == {"open"}
     assert "Traceback" not in result.output
     bad = run("ingest", "https://", data_dir=db)
-    assert bad.exit_code == 1 and "not an http(s) address" in bad.output
+    assert bad.exit_code == 1 and "https://: no host name in the address" in bad.output
 
 
 # The Ingest page ------------------------------------------------------------------------------------------
