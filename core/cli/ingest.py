@@ -114,6 +114,10 @@ def ingest(
     from core.prepare import LLMPrepOptions
 
     llm = LLMPrepOptions(rewrite, llm_chunks, llm_keywords, llm_concurrency)
+    if "-" in paths and not title:  # said before any address is fetched or file read
+        raise click.UsageError("reading a post from standard input needs --title")
+    if title and "-" not in paths:  # a file's or page's title is its own: --title would be lost
+        raise click.UsageError("--title names the post read from standard input: give '-' as a PATH")
 
     settings = settings_for(
         data_dir,
@@ -144,9 +148,7 @@ def ingest(
         sys.exit(0 if web_ok else 1)
     files = [p for p in paths if p != "-" and p not in urls]
     parsed = parse_paths(files, collection=collection, options=options)
-    if "-" in paths:
-        if not title:
-            raise click.UsageError("reading a post from standard input needs --title")
+    if "-" in paths and title:
         parsed.posts.append(parse_text(sys.stdin.read(), title, collection=collection or "writings"))
     for error in parsed.errors:
         echo(f"skipped {error}", fg="yellow", err=True)

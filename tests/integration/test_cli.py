@@ -71,6 +71,20 @@ def test_batch_search_prints_one_json_line_per_query(corpus, tmp_path):
     assert empty.exit_code == 1 and "e.jsonl holds no questions" in empty.output and empty.stdout == ""
 
 
+def test_title_goes_with_standard_input_only(corpus, tmp_path):
+    """--title names the post read from '-'; given with files only it would be dropped, so it is refused
+    before anything is read, as '-' without --title is."""
+    db = tmp_path / "db"
+    lost = run("ingest", str(corpus / "essays" / "trains.txt"), "--title", "Sleepers", data_dir=db)
+    assert lost.exit_code == 2 and "--title names the post read from standard input" in lost.output
+    untitled = run("ingest", str(corpus / "essays"), "-", data_dir=db, input="Some words.")
+    assert untitled.exit_code == 2 and "needs --title" in untitled.output
+    assert run("posts", "list", "--ids", data_dir=db).stdout == ""  # neither read the folder
+    pasted = run("ingest", "-", "--title", "Pasted", data_dir=db, input="Tea at 80 degrees, never boiling.")
+    assert pasted.exit_code == 0, pasted.output
+    assert run("posts", "list", "--ids", data_dir=db).stdout.split() == ["pasted"]
+
+
 def test_collection_filter(corpus, tmp_path):
     db = tmp_path / "db"
     run("ingest", str(corpus), data_dir=db)
