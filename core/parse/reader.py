@@ -225,7 +225,7 @@ def _parse_text_here(
         raise ValueError(
             "the text is empty after cleaning"
             if visible(text)
-            else "the text is empty (nothing visible in it)"
+            else "the text is empty: no visible text, only spaces or invisible characters"
         )
     title = (
         shown(" ".join(title.split()))
