@@ -80,8 +80,10 @@ def test_title_goes_with_standard_input_only(corpus, tmp_path):
     untitled = run("ingest", str(corpus / "essays"), "-", data_dir=db, input="Some words.")
     assert untitled.exit_code == 2 and "needs --title" in untitled.output
     assert run("posts", "list", "--ids", data_dir=db).stdout == ""  # neither read the folder
-    pasted = run("ingest", "-", "--title", "Pasted", data_dir=db, input="Tea at 80 degrees, never boiling.")
+    # Text no other test embeds: a vector this process cached would skip the embedding step.
+    pasted = run("ingest", "-", "--title", "Pasted", data_dir=db, input="My oilstone is a soft Arkansas.")
     assert pasted.exit_code == 0, pasted.output
+    assert "ingesting: 0/1 posts; embedding: 1 of 1 chunk" in pasted.stderr.splitlines()  # not "1 chunks"
     assert run("posts", "list", "--ids", data_dir=db).stdout.split() == ["pasted"]
 
 

@@ -731,7 +731,7 @@ def test_a_robots_crawl_delay_spaces_the_requests_out():
     assert len(gaps) == 2 and min(gaps) >= 0.95, gaps  # a lower bound: a busy machine only adds to it
 
 
-def test_progress_counts_one_page_and_one_chunk_in_the_singular(tmp_path):
+def test_progress_counts_one_page_in_the_singular(tmp_path):
     """The progress lines in a log or a pipe word their counts: "fetching 1 page", not "1 pages"."""
     with SiteServer() as site:
         site.page("/posts/lathe/", page("Lathe", "My lathe is an old Myford, belt driven and quiet."))
@@ -742,6 +742,5 @@ def test_progress_counts_one_page_and_one_chunk_in_the_singular(tmp_path):
     assert one.exit_code == 0 and two.exit_code == 0, one.output + two.output
     lines = one.stderr.splitlines()
     assert "0/1: fetching 1 page" in lines and "1/1: fetched 1 of 1 page" in lines, lines
-    assert "0/1: embedding: 1 of 1 chunk" in lines, lines
     lines = two.stderr.splitlines()
     assert "0/2: fetching 2 pages" in lines and "2/2: fetched 2 of 2 pages" in lines, lines
