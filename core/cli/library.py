@@ -130,7 +130,8 @@ def posts_show(post_id: str, raw: bool, data_dir: str | None) -> None:
 @command(posts, "delete")
 @click.argument("post_ids", nargs=-1)
 def posts_delete(post_ids: tuple[str, ...], data_dir: str | None) -> None:
-    """Delete posts and their chunks. With no ids, reads them from stdin (first column of each line)."""
+    """Delete posts and their chunks. With no ids, reads them from stdin (first column of each line).
+    Exits 1 when an id names no post (the others are still deleted), as `posts show` does for one."""
     from core.store import Store
     from core.text import plural
 
@@ -145,6 +146,8 @@ def posts_delete(post_ids: tuple[str, ...], data_dir: str | None) -> None:
     echo(f"deleted {plural(deleted, 'post')}" + (f"; {plural(missing, 'id')} not found" if missing else ""))
     if deleted:
         store.optimize()
+    if missing:
+        sys.exit(1)  # a mistyped id is not a success a script should go on from
 
 
 @main.group()

@@ -104,6 +104,9 @@ def test_posts_list_pipes_into_delete(corpus, tmp_path):
     deleted = run("posts", "delete", data_dir=db, input=garden_line + "\n")
     assert "deleted 1 post" in deleted.stdout
     assert sorted(run("posts", "list", "--ids", data_dir=db).stdout.split()) == ["tea", "trains"]
+    typo = run("posts", "delete", "tea", "trians", data_dir=db)  # the found one goes, the typo fails
+    assert typo.exit_code == 1 and typo.stdout == "deleted 1 post; 1 id not found\n"
+    assert run("posts", "list", "--ids", data_dir=db).stdout.split() == ["trains"]
 
 
 def test_chunks_list_and_show_with_embedded_text(corpus, tmp_path):
