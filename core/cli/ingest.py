@@ -241,7 +241,12 @@ def export_cmd(path: str, static: bool, as_json: bool, data_dir: str | None) -> 
     if static:
         from core.publish import export_static
 
-        report = export_static(settings_for(data_dir), path)
+        try:
+            report = export_static(settings_for(data_dir), path)
+        except OSError as exc:  # a parent that is a file, a read-only or missing place: said, no traceback
+            raise click.ClickException(
+                f"could not write the static site to {path}: {exc.strerror or exc}"
+            ) from exc
         if as_json:
             print_json(report.to_json())
         else:
@@ -250,7 +255,10 @@ def export_cmd(path: str, static: bool, as_json: bool, data_dir: str | None) -> 
         return
     if Path(path).is_dir():
         raise click.BadParameter(f"{path!r} is a folder (a static site needs --static)", param_hint="PATH")
-    count = write_export(Store(settings_for(data_dir).data_dir), path)
+    try:
+        count = write_export(Store(settings_for(data_dir).data_dir), path)
+    except OSError as exc:  # its folder missing, or a file where a folder should be
+        raise click.ClickException(f"could not write {path}: {exc.strerror or exc}") from exc
     echo(f"exported {plural(count, 'chunk')} to {path}")
 
 

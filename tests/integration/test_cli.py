@@ -131,6 +131,11 @@ def test_export_import_round_trip(corpus, tmp_path):
     run("ingest", str(corpus), data_dir=db)
     target = tmp_path / "chunks.json"
     assert "exported" in run("export", str(target), data_dir=db).stdout
+    blocked = run("export", str(target / "again.json"), data_dir=db)  # a file where a folder should be
+    assert (
+        blocked.exit_code == 1
+        and f"could not write {target / 'again.json'}: Not a directory" in blocked.output
+    )
     items = json.loads(target.read_text())
     assert {"id", "text", "source", "section", "keywords"} <= set(items[0])
 
