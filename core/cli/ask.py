@@ -15,7 +15,7 @@ from core.cli.main import (
     shorten,
 )
 from core.cli.output import MULTILINE, echo, print_json
-from core.cli.search import NO_ROUTE_HELP, RERANK_HELP, print_route
+from core.cli.search import NO_ROUTE_HELP, RERANK_HELP, checked_collections, print_route
 from core.config import ANSWER_MODES, GROUNDINGS, RERANKERS
 
 ANSWER_MODE_HELP = (
@@ -74,6 +74,7 @@ def ask(
     )
     question = checked_question(question, settings)  # empty or over-long: refused before any work
     store = Store(settings.data_dir)
+    checked_collections(store, collections)  # a mistyped name is no reader's unanswered question
     settings = with_owner(settings, store)  # the persona and decline text saved on the Settings page
     embedder = embedder_for_store(settings, store.model_id())
     turn = take_turn(
@@ -94,7 +95,8 @@ def ask(
     if answered.fallback is not None:  # quoted instead: no model answered
         label = None
         if not as_json:
-            echo(f"\n{answered.fallback_note} ({answered.fallback})", fg="yellow", err=True)
+            echo(err=True)  # its own line after the streamed answer: echo would show "\n" as written
+            echo(f"{answered.fallback_note} ({answered.fallback})", fg="yellow", err=True)
     logged = QuestionLog.for_settings(settings, store)
     question_id = record(logged, answered, question, "cli", time.perf_counter() - started)
     if as_json:

@@ -11,6 +11,7 @@ import click
 
 from core.cli.main import command, main, settings_for
 from core.cli.output import MULTILINE, echo, print_json, safe
+from core.text import plural
 
 
 @command(main, "calibrate")
@@ -111,23 +112,25 @@ def calibrate_cmd(
     # (family, table, posts root, its posts as read, answerable questions, off-topic ones)
     sets: list[tuple[str, Any, str | None, list[Any], list[Any], list[Any]]] = []
     if queries:
+        on, off = _questions(queries), _questions(off_topic)  # an empty file refused before any embedding
         read = _posts(posts_path) if posts_path else []
         store = posts_table(read, settings, embedder=embedder) if posts_path else stored
         if store.chunks is None:
             raise click.ClickException("nothing is stored yet: ingest posts first (or give --posts)")
         family = posts_path or "the stored table"
-        sets.append((family, store, posts_path, read, _questions(queries), _questions(off_topic)))
+        sets.append((family, store, posts_path, read, on, off))
     for root, on_path, off_path in corpora:
         work = settings.data_dir / "eval-tables" / f"calibrate-{len(sets)}"
+        on, off = _questions([on_path]), _questions([off_path])
         read = _posts(root)
         store = posts_table(read, settings, embedder=embedder, work_dir=work)
-        sets.append((root, store, root, read, _questions([on_path]), _questions([off_path])))
+        sets.append((root, store, root, read, on, off))
     samples = []
     for number, (family, store, root, read, on, off) in enumerate(sets, 1):
         posts = read if small else []
         if posts and root and (unknown := unknown_posts(posts, root, on)):
             echo(
-                f"warning: {len(unknown)} post(s) named by questions asked of {safe(family)} are not "
+                f"warning: {plural(len(unknown), 'post')} named by questions asked of {safe(family)} are not "
                 f"under it, so their questions are left out of its small blogs: {safe(', '.join(unknown[:3]))}",
                 err=True,
             )
@@ -191,9 +194,17 @@ def _summary(model_id: str, before: Any, profile: Any, written: bool, path: Any)
 
 
 def _questions(paths: Sequence[str]) -> list[Any]:
+    """Every question in `paths`; a ClickException naming a file that holds none: a bar set without
+    answerable (or off-topic) questions would be one no question moved, yet --write would keep it."""
     from core.evaluate import load_queries
 
-    return [q for path in paths for q in load_queries(path)]
+    out = []
+    for path in paths:
+        read = load_queries(path)
+        if not read:
+            raise click.ClickException(f"{path} holds no questions")
+        out += read
+    return out
 
 
 def _posts(path: str) -> list[Any]:

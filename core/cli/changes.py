@@ -9,6 +9,7 @@ import click
 
 from core.cli.main import command, main, settings_for
 from core.cli.output import echo, echo_row, print_json
+from core.text import plural
 
 
 def _when(at: str) -> str:
@@ -60,7 +61,7 @@ def undo(change_id: str | None, as_json: bool, data_dir: str | None) -> None:
         )
         return
     echo(
-        f"undone {undone.change.change_id} ({undone.change.label}): {len(undone.restored)} post(s) put back, "
+        f"undone {undone.change.change_id} ({undone.change.label}): {plural(len(undone.restored), 'post')} put back, "
         f"{len(undone.removed)} removed"
     )
 
@@ -95,7 +96,11 @@ def doctor(dry_run: bool, as_json: bool, data_dir: str | None) -> None:
         return
     verb = "would remove" if dry_run else "removed"
     if orphans:
-        echo(f"{verb} the chunks of {len(orphans)} post(s) with no post row: {', '.join(orphans[:10])}")
+        echo(
+            f"{verb} the chunks of {plural(len(orphans), 'post')} with no post row: {', '.join(orphans[:10])}"
+        )
     if mismatched:
         verb = "would rebuild" if dry_run else "rebuilt"
-        echo(f"{verb} {len(mismatched)} post(s) whose chunks did not match: {', '.join(mismatched[:10])}")
+        echo(
+            f"{verb} {plural(len(mismatched), 'post')} whose chunks did not match: {', '.join(mismatched[:10])}"
+        )

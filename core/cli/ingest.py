@@ -114,6 +114,10 @@ def ingest(
     from core.prepare import LLMPrepOptions
 
     llm = LLMPrepOptions(rewrite, llm_chunks, llm_keywords, llm_concurrency)
+    if "-" in paths and not title:  # said before any address is fetched or file read
+        raise click.UsageError("reading a post from standard input needs --title")
+    if title and "-" not in paths:  # a file's or page's title is its own: --title would be lost
+        raise click.UsageError("--title names the post read from standard input: give '-' as a PATH")
 
     settings = settings_for(
         data_dir,
@@ -144,9 +148,7 @@ def ingest(
         sys.exit(0 if web_ok else 1)
     files = [p for p in paths if p != "-" and p not in urls]
     parsed = parse_paths(files, collection=collection, options=options)
-    if "-" in paths:
-        if not title:
-            raise click.UsageError("reading a post from standard input needs --title")
+    if "-" in paths and title:
         parsed.posts.append(parse_text(sys.stdin.read(), title, collection=collection or "writings"))
     for error in parsed.errors:
         echo(f"skipped {error}", fg="yellow", err=True)
@@ -239,15 +241,24 @@ def export_cmd(path: str, static: bool, as_json: bool, data_dir: str | None) -> 
     if static:
         from core.publish import export_static
 
-        report = export_static(settings_for(data_dir), path)
+        try:
+            report = export_static(settings_for(data_dir), path)
+        except OSError as exc:  # a parent that is a file, a read-only or missing place: said, no traceback
+            raise click.ClickException(
+                f"could not write the static site to {path}: {exc.strerror or exc}"
+            ) from exc
         if as_json:
             print_json(report.to_json())
         else:
-            echo(report.summary())
+            for line in report.summary().splitlines():  # one echo a line: echo escapes a line break
+                echo(line)
         return
     if Path(path).is_dir():
         raise click.BadParameter(f"{path!r} is a folder (a static site needs --static)", param_hint="PATH")
-    count = write_export(Store(settings_for(data_dir).data_dir), path)
+    try:
+        count = write_export(Store(settings_for(data_dir).data_dir), path)
+    except OSError as exc:  # its folder missing, or a file where a folder should be
+        raise click.ClickException(f"could not write {path}: {exc.strerror or exc}") from exc
     echo(f"exported {plural(count, 'chunk')} to {path}")
 
 

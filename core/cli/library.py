@@ -130,8 +130,10 @@ def posts_show(post_id: str, raw: bool, data_dir: str | None) -> None:
 @command(posts, "delete")
 @click.argument("post_ids", nargs=-1)
 def posts_delete(post_ids: tuple[str, ...], data_dir: str | None) -> None:
-    """Delete posts and their chunks. With no ids, reads them from stdin (first column of each line)."""
+    """Delete posts and their chunks. With no ids, reads them from stdin (first column of each line).
+    Exits 1 when an id names no post (the others are still deleted), as `posts show` does for one."""
     from core.store import Store
+    from core.text import plural
 
     ids = list(post_ids)
     if not ids and not sys.stdin.isatty():
@@ -141,9 +143,11 @@ def posts_delete(post_ids: tuple[str, ...], data_dir: str | None) -> None:
     store = Store(settings_for(data_dir).data_dir)
     deleted = store.delete_posts(ids)
     missing = len(set(ids)) - deleted
-    echo(f"deleted {deleted} post(s)" + (f"; {missing} id(s) not found" if missing else ""))
+    echo(f"deleted {plural(deleted, 'post')}" + (f"; {plural(missing, 'id')} not found" if missing else ""))
     if deleted:
         store.optimize()
+    if missing:
+        sys.exit(1)  # a mistyped id is not a success a script should go on from
 
 
 @main.group()
@@ -155,10 +159,15 @@ def chunks() -> None:
 @click.option("--post", "post_id", help="Only chunks of this post.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per chunk.")
 def chunks_list(post_id: str | None, as_json: bool, data_dir: str | None) -> None:
-    """List chunks: chunk id, tokens, section, keywords, start of text (tab-separated)."""
+    """List chunks: chunk id, tokens, section, keywords, start of text (tab-separated). A --post that
+    names no stored post is an error (exit 1), as for `posts show`, not an empty list."""
     from core.store import Store
 
-    for chunk in Store(settings_for(data_dir).data_dir).list_chunks(post_id):
+    store = Store(settings_for(data_dir).data_dir)
+    listed = store.list_chunks(post_id)
+    if post_id is not None and not listed and store.get_post(post_id) is None:
+        raise click.ClickException(f"no post with id {post_id!r} (see `inkwell posts list`)")
+    for chunk in listed:
         if as_json:
             print_json(chunk)
         else:

@@ -83,8 +83,11 @@ def search(
     if question is not None:  # a --queries file is the owner's query set: not limited
         question = checked_question(question, settings)
     store = Store(settings.data_dir)
+    checked_collections(store, collections)
     embedder = embedder_for_store(settings, store.model_id())  # loads the model only when used
     batch = [(q.id, q.text) for q in load_queries(queries)] if queries else [(None, question or "")]
+    if not batch:  # an empty --queries file: said, as eval and calibrate say it, not a silent success
+        raise click.ClickException(f"{queries} holds no questions")
     failed = 0
     for query_id, text in batch:
         try:
@@ -124,6 +127,16 @@ def search(
             echo("     " + shorten(hit.text, 220))
     if failed:
         raise click.ClickException(f"{failed} of {len(batch)} questions could not be searched")
+
+
+def checked_collections(store: Any, collections: tuple[str, ...]) -> None:
+    """A usage error (exit 2) before any search when every collection named by --collection is one the
+    table does not have: a typo would otherwise be answered "I haven't written about that" and logged
+    as an unanswered reader question. Some known and some not: the unknown are named and left out."""
+    from core.search.route import unknown_collections
+
+    if collections and not set(collections) & set(store.collections()):
+        raise click.BadParameter(unknown_collections(store, collections)[0], param_hint="'--collection'")
 
 
 def _why(hit: Any, mode: str) -> str:

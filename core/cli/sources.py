@@ -31,7 +31,7 @@ def is_web_address(text: str) -> bool:
 
 
 def interval_seconds(text: str) -> float:
-    """'1h' → 3600, '30m' → 1800, '90s' or '90' → 90; ValueError for anything else or under 10 s."""
+    """'1h' → 3600, '30m' → 1800, '90s' or '90' → 90; ValueError for anything else or under 1 s."""
     match = _INTERVAL.match(text)
     if not match:
         raise ValueError(f"{text!r} is not an interval like 30m, 1h or 1d")

@@ -40,6 +40,7 @@ from core.parse.exported import PLATFORMS, export_stamp
 from core.parse.platforms import NOT_AN_EXPORT, ExportFile, export_file
 from core.store import CommitConflictError, Store, StoreError
 from core.store.corpus import write_corpus_language
+from core.text import plural
 
 if TYPE_CHECKING:
     from core.prepare import LLMPrepOptions, Prepared
@@ -268,7 +269,7 @@ def ingest_posts(
     orphans = store.remove_orphans()
     if orphans:
         report.notes.append(
-            f"removed the chunks of {len(orphans)} post(s) that had no post row (a write cut off earlier)"
+            f"removed the chunks of {plural(len(orphans), 'post')} that had no post row (a write cut off earlier)"
         )
     before = store.versions()
     states = store.post_states()
@@ -328,7 +329,7 @@ def ingest_posts(
 
         def embedding(embedded: int, of: int) -> None:
             if progress:
-                progress(done, total, f"embedding: {embedded:,} of {of:,} chunks")
+                progress(done, total, f"embedding: {embedded:,} of {plural(of, 'chunk')}")
 
         timed = TimedEmbedder(embedder, time_limit, embedding)
         for post, digest, status in todo:

@@ -223,7 +223,9 @@ def _parse_text_here(
     blocks = to_blocks(body, format)
     if not any(not b.heading for b in blocks):
         raise ValueError(
-            "the text is empty after cleaning" if visible(text) else "the text has no visible text"
+            "the text is empty after cleaning"
+            if visible(text)
+            else "the text is empty: no visible text, only spaces or invisible characters"
         )
     title = (
         shown(" ".join(title.split()))

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from core.models import Block, Post
+from core.text.counts import plural
 from core.text.sentences import TAG_RE, sentence_spans
 from core.text.words import words
 
@@ -211,7 +212,7 @@ def apply_rewrites(doc: Doc, proposed: dict[int, str]) -> tuple[Doc, list[Senten
         sentences.append(Sentence(s.id, s.block, start, start + len(new)))
     for index in {by_id[sid].block for sid in edits}:
         blocks[index] = Block("".join(pieces[index]) + doc.blocks[index].text[cursor[index] :], False)
-    notes = [f"{n} proposed sentence(s) refused: {why}" for why, n in refused.items()]
+    notes = [f"{plural(n, 'proposed sentence')} refused: {why}" for why, n in refused.items()]
     return Doc(blocks, sentences), changes, notes
 
 

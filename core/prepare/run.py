@@ -53,7 +53,7 @@ from core.prepare.rewrite import (
     build_doc,
     rewritten_post,
 )
-from core.text import detect_language
+from core.text import detect_language, plural
 
 if TYPE_CHECKING:
     pass
@@ -146,7 +146,7 @@ def _prepare(
                     True,
                 )
             elif proposal and proposal.changes:
-                notes.append(f"rewrite of {proposal.changed} sentence(s) rejected by the author")
+                notes.append(f"rewrite of {plural(proposal.changed, 'sentence')} rejected by the author")
 
     chunks: list[Chunk] | None = None
     if options.llm_chunks and first is not None and not first.unusable:
@@ -167,7 +167,7 @@ def _prepare(
             pieces, n_split = split_oversize(pieces, settings.chunk_tokens)
             if n_split:
                 notes.append(
-                    f"{n_split} LLM chunk(s) over {int(OVERSIZE_RATIO * settings.chunk_tokens)} tokens re-cut"
+                    f"{plural(n_split, 'LLM chunk')} over {int(OVERSIZE_RATIO * settings.chunk_tokens)} tokens re-cut"
                 )
             chunks = to_chunks(post.post_id, pieces)
         except ChunkValidationError as err:
@@ -188,7 +188,7 @@ def _prepare(
             builtin = extract_keywords(chunks, working, corpus_df, corpus_size)
             for i in missing:
                 found[i] = builtin[i]
-            notes.append(f"{len(missing)} of {len(chunks)} chunk(s) got built-in keywords")
+            notes.append(f"{len(missing)} of {plural(len(chunks), 'chunk')} got built-in keywords")
         for i, chunk in enumerate(chunks):
             chunk.keywords = found[i]
     else:

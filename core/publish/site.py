@@ -31,6 +31,7 @@ from core.publish.bundle import FTS_STOP_WORDS, build_index, read_corpus
 from core.publish.model import MAX_TOKENS, question_model, weights_dir
 from core.search import bar_for_table
 from core.store import Store
+from core.text import plural
 
 SUPPORTED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 ASSETS = Path(__file__).parent / "assets"
@@ -94,7 +95,7 @@ class StaticReport:
     def summary(self) -> str:
         mb = self.total_bytes / 1e6
         return (
-            f"wrote a static site of {self.chunks} chunks to {self.path} ({mb:.1f} MB; vectors "
+            f"wrote a static site of {plural(self.chunks, 'chunk')} to {self.path} ({mb:.1f} MB; vectors "
             f"{self.vector_bytes_per_1000_chunks / 1e6:.2f} MB per 1,000 chunks) in {self.seconds:.0f} s\n"
             f"On your blog, with this folder served at {EXAMPLE_FOLDER}: {self.widget_tag}"
         )

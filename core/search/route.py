@@ -123,7 +123,8 @@ def parse_rules(text: str, collections: Sequence[str] | None = None) -> tuple[Ru
 def _table_keywords(collection: str, table: dict[str, Any]) -> tuple[tuple[str, ...], str | None]:
     unknown = sorted(set(table) - {"keywords"})
     if unknown:
-        return (), f"[{collection}]: unknown key(s) {', '.join(unknown)} (only keywords = [...] is read)"
+        word = "key" if len(unknown) == 1 else "keys"
+        return (), f"[{collection}]: unknown {word} {', '.join(unknown)} (only keywords = [...] is read)"
     words = table.get("keywords", [])
     if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
         return (), f'[{collection}]: keywords must be a list of strings, like keywords = ["sawmill"]'

@@ -157,7 +157,9 @@ def show_notes(message: dict) -> None:
         st.caption("The answer reached the length limit (max tokens): it ends at its last complete sentence.")
     dropped = message.get("dropped") or []
     if dropped:
-        st.caption(f"{len(dropped)} sentence(s) not found in the excerpts were left out.")
+        st.caption(
+            f"{plural(len(dropped), 'sentence')} not found in the excerpts {'was' if len(dropped) == 1 else 'were'} left out."
+        )
     sources = message.get("sources") or []
     if sources and mode != "none":
         lines = [
@@ -192,7 +194,7 @@ def show_grounding(grounding: dict | None, dropped: list[dict]) -> None:
     listed = dropped or unsupported
     if listed:
         label = "left out of the answer" if dropped else "not found in the excerpts: treat with care"
-        with st.expander(f"{len(listed)} sentence(s) {label}"):
+        with st.expander(f"{plural(len(listed), 'sentence')} {label}"):
             for item in listed:
                 st.text(item["sentence"])
                 if item.get("unknown_details"):

@@ -11,7 +11,7 @@ import streamlit as st
 from core.config import Settings
 from core.publish import ZIP_NAME, ModelExportError, StaticExportError, static_zip
 from pages.shared.state import KNOWN_ERRORS
-from pages.shared.text import md_escape
+from pages.shared.text import md_escape, plural
 
 BUILT = "static_zip"  # session state: (zip bytes, what was built, the static widget's tag)
 REFUSED = "static_refused"  # session state: the last build's refusal
@@ -65,7 +65,7 @@ def _build(settings: Settings) -> None:
             return
     st.session_state[BUILT] = (
         data,
-        f"Built from {report.chunks:,} chunks in {report.seconds:.0f} s: {len(report.sizes)} files, "
+        f"Built from {plural(report.chunks, 'chunk')} in {report.seconds:.0f} s: {len(report.sizes)} files, "
         f"{_megabytes(report.total_bytes)} unpacked, {_megabytes(len(data))} zipped.",
         report.widget_tag,
     )

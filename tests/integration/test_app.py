@@ -634,7 +634,7 @@ def test_chat_leaves_out_or_marks_sentences_with_details_no_excerpt_holds(corpus
         label = (
             "left out of the answer" if grounding == "auto" else "not found in the excerpts: treat with care"
         )
-        assert flagged.label == f"1 sentence(s) {label}"
+        assert flagged.label == f"1 sentence {label}"
         assert texts(flagged.text) == [invented]
         assert shown(flagged.caption) == ["No excerpt mentions: 2021, apiaries, oakridge"]
 

@@ -224,6 +224,22 @@ def test_calibrate_writes_the_profile_of_a_registered_model(corpus, tmp_path, mo
     )
 
 
+def test_calibrate_refuses_an_empty_question_file_before_writing_a_bar(corpus, tmp_path, monkeypatch):  # noqa: F811
+    """An empty --queries file would give a bar no answerable question moved, and --write would keep it."""
+    own = tmp_path / "profiles"
+    save_profile(ModelProfile(MINILM, Bar(0.9, 0.9, 0.0, 0.05)), own / "minilm.json")
+    entry = {"model_id": MINILM, "backend": "sentence-transformers", "profile": "minilm.json"}
+    (own / "registry.json").write_text(json.dumps({"models": [entry]}))
+    monkeypatch.setenv(PROFILES_DIR_ENV, str(own))
+    on, off = tmp_path / "on.jsonl", tmp_path / "off.jsonl"
+    on.write_text("\n")
+    off.write_text('{"id": "o1", "text": "Who won the 2018 football world cup?"}\n')
+    args = ("calibrate", "--posts", str(corpus), "--queries", str(on), "--off-topic", str(off), "--write")
+    result = run(*args, data_dir=tmp_path / "db")
+    assert result.exit_code == 1 and f"{on} holds no questions" in result.output
+    assert load_profile(own / "minilm.json").bar == Bar(0.9, 0.9, 0.0, 0.05)
+
+
 def test_calibrate_refuses_to_write_for_a_model_nobody_registered(corpus, tmp_path):  # noqa: F811
     on = tmp_path / "on.jsonl"
     on.write_text('{"id": "q1", "text": "Which tomatoes split?"}\n')

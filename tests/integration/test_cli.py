@@ -67,6 +67,24 @@ def test_batch_search_prints_one_json_line_per_query(corpus, tmp_path):
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [line["id"] for line in lines] == ["a", "b"]
     assert [line["hits"][0]["post_id"] for line in lines] == ["tea", "trains"]
+    empty = run("search", "--queries", str(write(tmp_path / "e.jsonl", "\n")), "--json", data_dir=db)
+    assert empty.exit_code == 1 and "e.jsonl holds no questions" in empty.output and empty.stdout == ""
+
+
+def test_title_goes_with_standard_input_only(corpus, tmp_path):
+    """--title names the post read from '-'; given with files only it would be dropped, so it is refused
+    before anything is read, as '-' without --title is."""
+    db = tmp_path / "db"
+    lost = run("ingest", str(corpus / "essays" / "trains.txt"), "--title", "Sleepers", data_dir=db)
+    assert lost.exit_code == 2 and "--title names the post read from standard input" in lost.output
+    untitled = run("ingest", str(corpus / "essays"), "-", data_dir=db, input="Some words.")
+    assert untitled.exit_code == 2 and "needs --title" in untitled.output
+    assert run("posts", "list", "--ids", data_dir=db).stdout == ""  # neither read the folder
+    # Text no other test embeds: a vector this process cached would skip the embedding step.
+    pasted = run("ingest", "-", "--title", "Pasted", data_dir=db, input="My oilstone is a soft Arkansas.")
+    assert pasted.exit_code == 0, pasted.output
+    assert "ingesting: 0/1 posts; embedding: 1 of 1 chunk" in pasted.stderr.splitlines()  # not "1 chunks"
+    assert run("posts", "list", "--ids", data_dir=db).stdout.split() == ["pasted"]
 
 
 def test_collection_filter(corpus, tmp_path):
@@ -86,6 +104,9 @@ def test_posts_list_pipes_into_delete(corpus, tmp_path):
     deleted = run("posts", "delete", data_dir=db, input=garden_line + "\n")
     assert "deleted 1 post" in deleted.stdout
     assert sorted(run("posts", "list", "--ids", data_dir=db).stdout.split()) == ["tea", "trains"]
+    typo = run("posts", "delete", "tea", "trians", data_dir=db)  # the found one goes, the typo fails
+    assert typo.exit_code == 1 and typo.stdout == "deleted 1 post; 1 id not found\n"
+    assert run("posts", "list", "--ids", data_dir=db).stdout.split() == ["trains"]
 
 
 def test_chunks_list_and_show_with_embedded_text(corpus, tmp_path):
@@ -101,6 +122,8 @@ def test_chunks_list_and_show_with_embedded_text(corpus, tmp_path):
     assert "vector" not in shown
     missing = run("chunks", "show", "nope#9", data_dir=db)
     assert missing.exit_code == 1 and "no chunk with id 'nope#9'" in missing.output
+    unknown = run("chunks", "list", "--post", "nope", data_dir=db)  # a typo is named, not an empty list
+    assert unknown.exit_code == 1 and "no post with id 'nope'" in unknown.output
 
 
 def test_export_import_round_trip(corpus, tmp_path):
@@ -108,6 +131,11 @@ def test_export_import_round_trip(corpus, tmp_path):
     run("ingest", str(corpus), data_dir=db)
     target = tmp_path / "chunks.json"
     assert "exported" in run("export", str(target), data_dir=db).stdout
+    blocked = run("export", str(target / "again.json"), data_dir=db)  # a file where a folder should be
+    assert (
+        blocked.exit_code == 1
+        and f"could not write {target / 'again.json'}: Not a directory" in blocked.output
+    )
     items = json.loads(target.read_text())
     assert {"id", "text", "source", "section", "keywords"} <= set(items[0])
 

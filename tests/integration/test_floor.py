@@ -205,7 +205,7 @@ def test_calibrate_on_several_tables_writes_a_bar_that_moves_with_the_floor(corp
     result = run(*args, data_dir=tmp_path / "db")
     assert result.exit_code == 0, result.output
     # a question naming a post that is not there is said, not silently dropped from the small blogs
-    assert "warning: 1 post(s)" in result.output and "no-such-post.md" in result.output
+    assert "warning: 1 post named" in result.output and "no-such-post.md" in result.output
     bar = json.loads(result.output.splitlines()[-1])["bar"]
     assert bar["floor"] is not None and bar["floor_low"] == bar["floor_high"]
     missing = run("calibrate", "--queries", str(on), data_dir=tmp_path / "db")

@@ -209,6 +209,7 @@ def test_the_command_line_answers_hostile_questions_and_names_without_a_tracebac
             "delete": ["posts", "delete", "' OR '1'='1"],
         }.items():
             runs[name] = run_in_process(args, env)
+        runs["logged"] = run_in_process(["questions", "--json"], env)
     for name, run in runs.items():
         assert "Traceback" not in run.stderr, (name, run.stderr[-2000:])
     batch = [json.loads(line) for line in runs["batch"].stdout.splitlines()]
@@ -216,8 +217,10 @@ def test_the_command_line_answers_hostile_questions_and_names_without_a_tracebac
     assert [h["collection"] for h in json.loads(runs["quoted"].stdout)["hits"]] == ["it's"]
     assert [h["collection"] for h in json.loads(runs["sql"].stdout)["hits"]] == ["a' OR '1'='1"]
     assert "unknown collection 'nope'" in runs["unknown"].stderr and runs["unknown"].stdout == ""
+    assert runs["unknown"].code == 2 and runs["ask-unknown"].code == 2  # usage errors, before any search
     assert runs["empty"].code == 2 and "The question is empty" in runs["empty"].stderr  # a usage error
     assert "unknown collection 'nope'" in runs["ask-unknown"].stderr
+    assert "oak?" not in runs["logged"].stdout  # a mistyped collection is no reader's unanswered question
     assert json.loads(runs["show"].stdout)["post_id"] == post_id(1)
     assert runs["show-sql"].code == 1 and "no post with id" in runs["show-sql"].stderr
     assert (

@@ -77,6 +77,7 @@ def test_ask_prints_the_quotes_and_the_note_without_json(posts, tmp_path, monkey
     assert result.exit_code == 0, result.output
     assert "The Brandywines split in wet Augusts." in result.stdout
     assert UNREACHABLE_NOTE in result.stderr
+    assert f"\n{UNREACHABLE_NOTE}" in result.stderr and "\\n" not in result.stderr  # a line, not "\n"
 
 
 def test_ask_json_prints_an_error_object_when_retrieval_fails(posts, tmp_path, monkeypatch):

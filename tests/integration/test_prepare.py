@@ -279,7 +279,15 @@ def test_fenced_trailing_commas_and_a_truncated_reply_are_repaired(scripted, tmp
     builtin = extract_keywords(prepared.chunks, prepared.post)
     assert [c.keywords for c in prepared.chunks[1:]] == builtin[1:]
     assert prepared.status == "fallback"
-    assert "2 of 3 chunk(s) got built-in keywords" in prepared.note
+    assert "2 of 3 chunks got built-in keywords" in prepared.note
+
+
+def test_a_one_chunk_post_without_llm_keywords_is_counted_in_the_singular(scripted, tmp_path):
+    scripted.chat('{"chunks": []}')  # keywords for no chunk: the one chunk gets the built-in ones
+    post = parse_text("It splits along the rays. Oak is like that when you rive it with a froe.", "Riving")
+    prepared = prepare_post(post, remote(scripted, tmp_path), LLMPrepOptions(llm_keywords=True))
+    assert prepared.status == "fallback" and len(prepared.chunks) == 1
+    assert "1 of 1 chunk got built-in keywords" in prepared.note, prepared.note
 
 
 def test_an_unusable_reply_falls_back_to_the_builtin_chunker(scripted, tmp_path):

@@ -111,7 +111,7 @@ def test_rules_errors_are_clear_and_keep_the_valid_part():
         "'foo' is not a [collection] table (the only top-level setting is margin)",
         "[gardn]: no such collection (collections: garden, trains)",
         '[trains]: keywords must be a list of strings, like keywords = ["sawmill"]',
-        "[garden]: unknown key(s) weight (only keywords = [...] is read)",
+        "[garden]: unknown key weight (only keywords = [...] is read)",
     ]
     assert rules.keywords == {} and rules.margin is None
 

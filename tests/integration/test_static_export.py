@@ -113,6 +113,25 @@ def test_a_file_is_no_static_site_folder(projects, tmp_path):
     assert target.read_text(encoding="utf-8") == "keep me"
 
 
+def test_the_summary_is_two_lines_not_an_escaped_line_break(projects, tmp_path):
+    if not (runtime_dir() / "onnxruntime-web").is_dir():
+        node()  # skips (or fails under CI) naming `make static`, as the ports' tests do
+    result = run("export", "--static", str(tmp_path / "site"), data_dir=projects)
+    assert result.exit_code == 0, result.output
+    wrote, tag = result.stdout.splitlines()
+    assert wrote.startswith("wrote a static site of ") and "\\n" not in wrote
+    assert tag.startswith("On your blog, with this folder served at ") and "data-static" in tag
+
+
+def test_a_place_it_cannot_write_is_named_without_a_traceback(projects, tmp_path):
+    if not (runtime_dir() / "onnxruntime-web").is_dir():
+        node()  # skips (or fails under CI) naming `make static`, as the ports' tests do
+    (tmp_path / "a-file").write_text("keep me", encoding="utf-8")
+    result = run("export", "--static", str(tmp_path / "a-file" / "site"), data_dir=projects)
+    assert result.exit_code == 1, result.output
+    assert "could not write the static site to" in result.output and "Not a directory" in result.output
+
+
 # The data -------------------------------------------------------------------------------------------
 
 

@@ -86,7 +86,7 @@ def test_an_undo_cut_off_at_any_step_is_finished_by_running_it_again(edited_tabl
     assert cut.returncode == CRASH_EXIT, cut.stderr[-2000:]
     again = cli(env, "undo")
     assert again.returncode == 0, again.stderr[-2000:]
-    assert "6 post(s) put back" in again.stdout
+    assert "6 posts put back" in again.stdout
     assert not snapshot(db).problems
     assert texts_by_post(db) == texts_by_post(before_db)
     assert snapshot(db).posts == snapshot(before_db).posts
@@ -166,7 +166,7 @@ def test_chunks_without_a_post_row_are_never_served_and_then_removed(server, tmp
     cut = cli(env, "ingest", str(ghost), crash_at="ingest:chunks-written")
     assert cut.returncode == CRASH_EXIT
     shutil.rmtree(ghost)
-    assert cli(env, "doctor", "--dry-run").stdout.startswith("would remove the chunks of 1 post(s)")
+    assert cli(env, "doctor", "--dry-run").stdout.startswith("would remove the chunks of 1 post with")
 
     for mode in ("fts", "dense", "hybrid"):
         found = cli(env, "search", "--json", "--mode", mode, "--no-route", "--threshold", "0", ghost_text)
@@ -177,7 +177,7 @@ def test_chunks_without_a_post_row_are_never_served_and_then_removed(server, tmp
     assert "Ghostwood" not in reply["answer"] and all(s["post_id"] != "ghost" for s in reply["sentences"])
 
     deleted = cli(env, "posts", "delete", "ghost")
-    assert deleted.returncode == 0 and "deleted 1 post(s)" in deleted.stdout
+    assert deleted.returncode == 0 and "deleted 1 post" in deleted.stdout.splitlines()
     assert "ghost" not in {row[0] for row in snapshot(db).chunks.values()}
 
 

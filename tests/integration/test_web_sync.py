@@ -647,7 +647,7 @@ def test_robots_txt_is_obeyed_and_refusals_exit_1(tmp_path):
     assert set(stored(db)) == {"open"}
     assert "Traceback" not in result.output
     bad = run("ingest", "https://", data_dir=db)
-    assert bad.exit_code == 1 and "not an http(s) address" in bad.output
+    assert bad.exit_code == 1 and "https://: no host name in the address" in bad.output
 
 
 # The Ingest page ------------------------------------------------------------------------------------------
@@ -736,3 +736,18 @@ def test_a_robots_crawl_delay_spaces_the_requests_out():
         times = [t for path, t in site.times if path != "/robots.txt"]
     gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
     assert len(gaps) == 2 and min(gaps) >= 0.95, gaps  # a lower bound: a busy machine only adds to it
+
+
+def test_progress_counts_one_page_in_the_singular(tmp_path):
+    """The progress lines in a log or a pipe word their counts: "fetching 1 page", not "1 pages"."""
+    with SiteServer() as site:
+        site.page("/posts/lathe/", page("Lathe", "My lathe is an old Myford, belt driven and quiet."))
+        one = run("ingest", site.url("/posts/lathe/"), data_dir=tmp_path / "db")
+        site.page("/posts/chisels/", page("Chisels", "I keep six bevel-edge chisels and use three of them."))
+        site.add("/sitemap.xml", sitemap(site, "/posts/lathe/", "/posts/chisels/"), "application/xml")
+        two = run("ingest", site.url("/sitemap.xml"), data_dir=tmp_path / "db")
+    assert one.exit_code == 0 and two.exit_code == 0, one.output + two.output
+    lines = one.stderr.splitlines()
+    assert "0/1: fetching 1 page" in lines and "1/1: fetched 1 of 1 page" in lines, lines
+    lines = two.stderr.splitlines()
+    assert "0/2: fetching 2 pages" in lines and "2/2: fetched 2 of 2 pages" in lines, lines

@@ -709,3 +709,12 @@ def test_encodings_by_byte_order_mark_and_a_warning_naming_a_legacy_file(tmp_pat
     assert [(w.source, w.message.split(":")[0]) for w in parsed.warnings] == [
         (str(tmp_path / "legacy.txt"), "is not UTF-8 (byte 0xE9 at offset 3)")
     ]
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t", "\u200b\u200b"])
+def test_pasted_text_with_nothing_visible_is_refused_in_plain_words(text):
+    """Not "the text has no visible text": the paste box and `inkwell ingest -` say it is empty."""
+    with pytest.raises(
+        ValueError, match=r"^the text is empty: no visible text, only spaces or invisible characters$"
+    ):
+        parse_text(text, "A title")

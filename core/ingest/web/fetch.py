@@ -67,10 +67,17 @@ def host_of(url: str) -> str:
 
 
 def check_url(url: str) -> str:
-    """The URL if it is http(s) with a host; else ValueError naming what is wrong."""
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    """The URL if it is http(s) with a host (and a valid port, if any); else ValueError naming what is
+    wrong ("http://: no host name in the address", not Python's bare "Invalid IPv6 URL")."""
+    try:
+        parts = urlsplit(url.strip())
+        host, _ = parts.hostname, parts.port  # .port raises for a port out of range or not a number
+    except ValueError as exc:
+        raise ValueError(f"{url}: not a valid web address ({exc})") from None
+    if parts.scheme not in ("http", "https"):
         raise ValueError(f"{url}: not an http(s) address")
+    if not host:
+        raise ValueError(f"{url}: no host name in the address")
     return url.strip()
 
 

@@ -31,6 +31,7 @@ from core.ingest.web.sitemaps import MAX_SITEMAPS, is_sitemap_root, read_sitemap
 from core.models import ParseError, Post
 from core.parse.clean import html_fragment_to_blocks, text_to_blocks
 from core.store.sources import Source
+from core.text import plural
 
 WORKERS = 4  # pages fetched at once from one host
 _XML_TYPES = ("application/rss+xml", "application/atom+xml", "application/rdf+xml", "text/xml")
@@ -280,18 +281,18 @@ class _Reader:
             }
             return page, post, item, None
 
-        self._run(todo, one, "pages")
+        self._run(todo, one, "page")
 
     def _run(self, todo: list, one: Callable, noun: str) -> None:
         done = 0
         total = len(todo)
         if self.progress and total:
-            self.progress(0, total, f"fetching {total:,} {noun}")
+            self.progress(0, total, f"fetching {plural(total, noun)}")
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
             for page, post, item, problem in pool.map(one, todo):
                 done += 1
                 if self.progress:
-                    self.progress(done, total, f"fetched {done:,} of {total:,} {noun}")
+                    self.progress(done, total, f"fetched {done:,} of {plural(total, noun)}")
                 self._collect(page, post, item, problem)
 
     def _collect(self, page: str, post: Post | None, item: dict | None, problem: Any) -> None:
