@@ -735,7 +735,9 @@ def test_a_robots_crawl_delay_spaces_the_requests_out():
             fetcher.get(site.url(f"/{name}/"))
         times = [t for path, t in site.times if path != "/robots.txt"]
     gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
-    assert len(gaps) == 2 and min(gaps) >= 0.95, gaps  # a lower bound: a busy machine only adds to it
+    # Spaced by about the delay, not milliseconds apart. Not exactly 1 s: the times are the server's,
+    # and a busy machine may be late to note the earlier request (0.948 s was seen), never the later.
+    assert len(gaps) == 2 and min(gaps) >= 0.8, gaps
 
 
 def test_progress_counts_one_page_in_the_singular(tmp_path):
