@@ -104,6 +104,19 @@ def test_an_over_long_question_is_refused_before_any_work(monkeypatch):
     assert len(at.chat_message) == 2  # the next question goes through
 
 
+def test_a_refused_question_is_explained_under_the_conversation_where_the_reader_looks(monkeypatch):
+    """The reader is at the bottom of a conversation, by the input: the refusal is drawn there, after the
+    last answer, not above the conversation where a long one scrolls it out of view."""
+    monkeypatch.setenv("INKWELL_MAX_QUESTION_CHARS", "200")
+    at = open_app()
+    at.chat_input[0].set_value("When does swarming season start?").run()
+    at.chat_input[0].set_value("Why " * 100).run()
+    assert not at.exception and not at.error
+    order = [node.type for node in at.main if node.type in ("chat_message", "warning")]
+    assert order[-1] == "warning" and order.count("chat_message") == 2, order
+    assert "questions are limited to 200" in at.warning[0].value
+
+
 def test_the_conversation_survives_a_reload_and_clear_chat_deletes_it():
     import os
 
