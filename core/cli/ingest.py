@@ -243,7 +243,8 @@ def export_cmd(path: str, static: bool, as_json: bool, data_dir: str | None) -> 
         if as_json:
             print_json(report.to_json())
         else:
-            echo(report.summary())
+            for line in report.summary().splitlines():  # each line made safe, the break kept a break
+                echo(line)
         return
     if Path(path).is_dir():
         raise click.BadParameter(f"{path!r} is a folder (a static site needs --static)", param_hint="PATH")

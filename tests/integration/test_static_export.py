@@ -113,6 +113,15 @@ def test_a_file_is_no_static_site_folder(projects, tmp_path):
     assert target.read_text(encoding="utf-8") == "keep me"
 
 
+def test_the_export_prints_the_widget_tag_on_a_line_of_its_own(projects, tmp_path):
+    node()  # the browser runtime is there
+    result = run("export", "--static", str(tmp_path / "site"), data_dir=projects)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("wrote a static site of ") and "\\n" not in result.output, result.output
+    assert lines[1].startswith("On your blog, with this folder served at /ask/: <script "), lines
+
+
 # The data -------------------------------------------------------------------------------------------
 
 
