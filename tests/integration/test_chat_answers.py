@@ -47,6 +47,18 @@ def test_builtin_setup_quotes_the_authors_sentences():
     )
 
 
+def test_copy_the_answer_gives_plain_text_without_markdown():
+    """A reader pastes the copy into a mail or a note: the title as written, not `*On Bees*`."""
+    at = open_app()
+    at.chat_input[0].set_value("When does swarming season start?").run()
+    assert not at.exception and not at.error
+    reply = at.chat_message[1]
+    (copy,) = [e for e in reply.expander if e.label == "Copy the answer"]
+    text = copy.code[0].value
+    assert text.startswith("From On Bees:\n") and "*" not in text, text
+    assert "Swarming season starts in May." in text
+
+
 def test_the_excerpts_label_counts_in_words():
     assert excerpts_label(1, "extractive") == "1 excerpt was quoted"
     assert excerpts_label(3, "extractive") == "3 excerpts were quoted"
