@@ -97,7 +97,9 @@
   header.appendChild(close);
   var log = el("div", { class: "log", role: "log", "aria-live": "polite" });
   var form = el("form");
-  var input = el("input", { type: "text", maxlength: "1000", "aria-label": "Your question",
+  // No maxlength: a pasted question cut to fit would be answered as something the reader did not ask;
+  // the server refuses an over-long one with its limit (INKWELL_MAX_QUESTION_CHARS), shown as the answer.
+  var input = el("input", { type: "text", "aria-label": "Your question",
     placeholder: opt.placeholder || "Ask a question about the posts" });
   var send = el("button", { type: "submit" }, "Ask");
   form.appendChild(input);

@@ -147,6 +147,9 @@ def test_a_refused_question_says_what_to_do_as_the_server_does(page):
     page.fill("#inkwell-question", "   ")
     page.click("#inkwell-form button")
     expect(page.locator("#inkwell-status")).to_have_text("The question is empty: please type a question.")
+    page.fill("#inkwell-question", "x" * 1200)  # pasted: refused as typed, not cut to fit and answered
+    page.click("#inkwell-form button")
+    expect(page.locator("#inkwell-status")).to_contain_text("1,200 characters long")
     too_long = r"This question is 1,200 characters long, and questions are limited to 1,000\. Please ask"
     with pytest.raises(Error, match=too_long):
         ask(page, "x" * 1200)
