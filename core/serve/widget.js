@@ -355,8 +355,10 @@
     var turn = { question: question, answer: "" };
     var view = drawAnswer(turn);
     view.answer.textContent = "Writing…";
+    log.scrollTop = log.scrollHeight; // the new question in view, below a long conversation
     (isStatic ? askHere : askServer)(question, turn, view).catch(function (err) {
       view.answer.textContent = err && err.message ? err.message : "The question could not be answered.";
+      log.scrollTop = log.scrollHeight; // why it was refused (too long, too many, unreachable), in view
     }).then(function () {
       busy = false;
       send.disabled = false;
