@@ -41,6 +41,7 @@ store = shared.get_store(settings)
 md = shared.md_escape
 
 owner = starters.saved_owner(settings)  # the greeting, title and starter questions from Settings
+st.set_page_config(page_title=owner.title(settings))  # the browser tab says whom the reader asks
 st.title(md(owner.title(settings)))
 st.caption(f"Questions are answered in the voice of {md(settings.author_name)}, from their posts only.")
 
