@@ -41,6 +41,7 @@ store = shared.get_store(settings)
 md = shared.md_escape
 
 owner = starters.saved_owner(settings)  # the greeting, title and starter questions from Settings
+st.set_page_config(page_title=owner.title(settings))  # the browser tab says whom the reader asks
 st.title(md(owner.title(settings)))
 st.caption(f"Questions are answered in the voice of {md(settings.author_name)}, from their posts only.")
 
@@ -235,11 +236,15 @@ question = st.chat_input(f"Ask {settings.author_name} something")
 if question is None:
     question = picked
 asked = None
+# Why a question typed just now was not asked: drawn under the conversation, beside the input the reader
+# is looking at. Above it, a long conversation would scroll it out of view, and the question would seem
+# to vanish without a word.
+refusal = ""
 if question is not None:
     try:  # before any work: an empty or over-long question is refused with a clear message
         asked = check_question(question, settings.max_question_chars)
     except QuestionError as exc:
-        st.warning(str(exc))
+        refusal = str(exc)
 override = st.session_state.pop(OVERRIDE, None)
 replaced = False  # an override re-asked the last question: its answer replaces the old one
 replacing = None  # and the old answer's logged question id, revised rather than logged again
@@ -247,7 +252,7 @@ if asked or (override is not None and len(messages) >= 2 and messages[-2]["role"
     # A new question, or an override button: the last question again, in the chosen collections.
     allowed = shared.limiter().acquire()
     if not allowed.allowed:
-        st.warning(allowed.message)
+        refusal = allowed.message
         asked = None
     elif not asked:
         asked = messages[-2]["content"]
@@ -259,6 +264,8 @@ if asked or (override is not None and len(messages) >= 2 and messages[-2]["role"
 
 for i, message in enumerate(messages):
     show_message(message, last=i == len(messages) - 1 and not asked)
+if refusal:
+    st.warning(refusal)
 
 if asked:
     user = {"role": "user", "content": asked}

@@ -43,11 +43,14 @@ except shared.KNOWN_ERRORS as exc:
     st.error(f"Cannot read the posts: {md(exc)}")
     st.stop()
 if row is None:
+    st.set_page_config(page_title="Post not found")
     st.title("Post not found")
     st.info("This post is not here (it may have been removed). Ask another question in the chat.")
     st.page_link("pages/chat.py", label="Back to the chat", icon=":material/chat:")
     st.stop()
 
+# The tab is named after the post: citations open in new tabs, which would all read "Inkwell".
+st.set_page_config(page_title=row.get("title") or post_id)
 st.title(md(row.get("title") or post_id))
 details = [md(v) for v in (row.get("date"), row.get("collection")) if v]
 if details:

@@ -97,7 +97,9 @@
   header.appendChild(close);
   var log = el("div", { class: "log", role: "log", "aria-live": "polite" });
   var form = el("form");
-  var input = el("input", { type: "text", maxlength: "1000", "aria-label": "Your question",
+  // No maxlength: a pasted question cut to fit would be answered as something the reader did not ask;
+  // the server refuses an over-long one with its limit (INKWELL_MAX_QUESTION_CHARS), shown as the answer.
+  var input = el("input", { type: "text", "aria-label": "Your question",
     placeholder: opt.placeholder || "Ask a question about the posts" });
   var send = el("button", { type: "submit" }, "Ask");
   form.appendChild(input);
@@ -353,8 +355,10 @@
     var turn = { question: question, answer: "" };
     var view = drawAnswer(turn);
     view.answer.textContent = "Writing…";
+    log.scrollTop = log.scrollHeight; // the new question in view, below a long conversation
     (isStatic ? askHere : askServer)(question, turn, view).catch(function (err) {
       view.answer.textContent = err && err.message ? err.message : "The question could not be answered.";
+      log.scrollTop = log.scrollHeight; // why it was refused (too long, too many, unreachable), in view
     }).then(function () {
       busy = false;
       send.disabled = false;

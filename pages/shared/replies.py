@@ -55,6 +55,7 @@ def reply_message(
         "role": "assistant",
         "question": answered.question,
         "content": answered.text,
+        "plain": answered.plain_text,  # what "Copy the answer" gives: no Markdown emphasis or escapes
         "mode": answered.mode,
         "quotes": [q.to_json() for q in answered.quotes],
         "suggestions": [s.to_json() for s in answered.suggestions],
@@ -176,7 +177,9 @@ def show_notes(message: dict) -> None:
             )
     if message.get("content") and mode != "none":
         with st.expander("Copy the answer"):
-            st.code(message["content"], language=None, wrap_lines=True)
+            # Plain text, as the API's answer_text: a reader pastes it where Markdown's `*title*` and `\&`
+            # would show as typed. A message kept before "plain" existed copies its Markdown.
+            st.code(message.get("plain") or message["content"], language=None, wrap_lines=True)
 
 
 def show_grounding(grounding: dict | None, dropped: list[dict]) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from playwright.sync_api import expect
 
 from core.config import Settings
 from core.ingest import ingest_paths
@@ -277,6 +278,23 @@ def test_deep_links_open_their_pages(browser, server, path, heading, url):
     finally:
         context.close()
         warm.close()
+
+
+def test_the_browser_tab_names_the_chat_and_the_cited_post(browser, server):
+    """Citations open in new tabs: each tab says which post it holds, not "Inkwell" like all the others."""
+    context = browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(PAGE_TIMEOUT)
+    try:
+        page = context.new_page()
+        page.goto(server.url)
+        page.get_by_role("heading", name=f"Ask {AUTHOR}", level=1).wait_for()
+        expect(page).to_have_title(f"Ask {AUTHOR}")
+        page.goto(f"{server.url}/read?post=why-this-blog-exists&q=It+is+a+fair+question.")
+        page.get_by_role("heading", name="Why This Blog Exists", level=1).wait_for()
+        expect(page).to_have_title("Why This Blog Exists")
+        assert_no_errors(page, server)
+    finally:
+        context.close()
 
 
 @pytest.mark.parametrize(

@@ -214,6 +214,19 @@ def test_a_post_holding_html_runs_nothing_in_the_widget(page, inkwell, blog_port
         )
 
 
+def test_an_over_long_question_is_refused_as_typed_not_cut_and_answered(page, inkwell, blog_port, tmp_path):
+    """A pasted question longer than the server takes is refused with the server's message, not cut
+    short by the input box and answered as something the reader did not ask."""
+    with blog(tmp_path / "blog", f"{inkwell.url}/widget.js", blog_port) as site:
+        page.goto(site)
+        text = ask(page, "When does swarming season start? " + "why " * 300)
+        assert "questions are limited to 1,000. Please ask a shorter question." in text, text
+        # Scrolled to, under the long question: the reader sees why, without looking for it.
+        in_view = """a => { const r = a.getBoundingClientRect(), l = a.closest('.log').getBoundingClientRect();
+                            return r.top >= l.top && r.bottom <= l.bottom + 1; }"""
+        assert page.locator("p.a").last.evaluate(in_view)
+
+
 def test_a_blog_the_owner_did_not_list_is_refused(page, inkwell, tmp_path):
     with blog(tmp_path / "elsewhere", f"{inkwell.url}/widget.js") as site:  # another port: not listed
         page.goto(site)

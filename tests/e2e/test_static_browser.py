@@ -16,6 +16,7 @@ answers are the engine's, drawn by the widget, with no thumbs or note (nothing i
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -138,6 +139,33 @@ def test_an_off_topic_question_gets_the_honest_decline(page):
     page.evaluate("document.getElementById('inkwell-answer').removeAttribute('data-mode')")
     submit(page, OFF_TOPIC)
     assert "I haven't written about that" in page.inner_text("#inkwell-answer")
+
+
+def test_a_refused_question_says_what_to_do_as_the_server_does(page):
+    from playwright.sync_api import Error, expect
+
+    page.fill("#inkwell-question", "   ")
+    page.click("#inkwell-form button")
+    expect(page.locator("#inkwell-status")).to_have_text("The question is empty: please type a question.")
+    page.fill("#inkwell-question", "x" * 1200)  # pasted: refused as typed, not cut to fit and answered
+    page.click("#inkwell-form button")
+    expect(page.locator("#inkwell-status")).to_contain_text("1,200 characters long")
+    too_long = r"This question is 1,200 characters long, and questions are limited to 1,000\. Please ask"
+    with pytest.raises(Error, match=too_long):
+        ask(page, "x" * 1200)
+
+
+def test_with_no_question_length_limit_a_long_question_is_answered(site, driver, tmp_path):
+    """INKWELL_MAX_QUESTION_CHARS=0 means no limit, in the page as on the server."""
+    unlimited = tmp_path / "site"
+    shutil.copytree(site, unlimited)
+    index = unlimited / "data" / "index.json"
+    data = json.loads(index.read_text(encoding="utf-8"))
+    data["settings"]["max_question_chars"] = 0
+    index.write_text(json.dumps(data), encoding="utf-8")
+    with serve_folder(unlimited) as url, static_page(driver, url) as page:
+        reply = ask(page, QUESTION + " " + "x" * 1200)
+    assert reply["mode"] in ("extractive", "none"), reply
 
 
 def test_hostile_post_text_is_shown_as_text(page):

@@ -47,6 +47,18 @@ def test_builtin_setup_quotes_the_authors_sentences():
     )
 
 
+def test_copy_the_answer_gives_plain_text_without_markdown():
+    """A reader pastes the copy into a mail or a note: the title as written, not `*On Bees*`."""
+    at = open_app()
+    at.chat_input[0].set_value("When does swarming season start?").run()
+    assert not at.exception and not at.error
+    reply = at.chat_message[1]
+    (copy,) = [e for e in reply.expander if e.label == "Copy the answer"]
+    text = copy.code[0].value
+    assert text.startswith("From On Bees:\n") and "*" not in text, text
+    assert "Swarming season starts in May." in text
+
+
 def test_the_excerpts_label_counts_in_words():
     assert excerpts_label(1, "extractive") == "1 excerpt was quoted"
     assert excerpts_label(3, "extractive") == "3 excerpts were quoted"
@@ -102,6 +114,19 @@ def test_an_over_long_question_is_refused_before_any_work(monkeypatch):
     assert len(at.chat_message) == 0  # neither shown nor answered
     at.chat_input[0].set_value("When does swarming season start?").run()
     assert len(at.chat_message) == 2  # the next question goes through
+
+
+def test_a_refused_question_is_explained_under_the_conversation_where_the_reader_looks(monkeypatch):
+    """The reader is at the bottom of a conversation, by the input: the refusal is drawn there, after the
+    last answer, not above the conversation where a long one scrolls it out of view."""
+    monkeypatch.setenv("INKWELL_MAX_QUESTION_CHARS", "200")
+    at = open_app()
+    at.chat_input[0].set_value("When does swarming season start?").run()
+    at.chat_input[0].set_value("Why " * 100).run()
+    assert not at.exception and not at.error
+    order = [node.type for node in at.main if node.type in ("chat_message", "warning")]
+    assert order[-1] == "warning" and order.count("chat_message") == 2, order
+    assert "questions are limited to 200" in at.warning[0].value
 
 
 def test_the_conversation_survives_a_reload_and_clear_chat_deletes_it():

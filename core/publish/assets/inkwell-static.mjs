@@ -53,9 +53,15 @@ async function ask(question) {
   const { engine, embed } = await ready;
   const started = performance.now();
   const text = String(question || "").trim();
-  if (!text) throw new Error("the question is empty");
-  if (Array.from(text).length > engine.settings.max_question_chars) {
-    throw new Error(`the question is longer than ${engine.settings.max_question_chars} characters`);
+  // The reader reads these: worded as the server's (core/text/question.py check_question), saying what to do.
+  if (!text) throw new Error("The question is empty: please type a question.");
+  const length = Array.from(text).length;
+  const limit = engine.settings.max_question_chars;
+  if (limit && length > limit) {
+    throw new Error(
+      `This question is ${length.toLocaleString("en")} characters long, and questions are limited to ` +
+        `${limit.toLocaleString("en")}. Please ask a shorter question.`,
+    );
   }
   const reply = engine.answer(text, await embed(text));
   return { ...reply, seconds: (performance.now() - started) / 1000 };
