@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from core.answer.abstain import Suggestion, Verdict, judge
 from core.answer.extractive import ExtractiveAnswer, Quote, extract_answer
-from core.answer.generate import AnswerStream, Source, answer, sources_of
+from core.answer.generate import AnswerStream, Source, answer, clean_history, sources_of
 from core.answer.grounding import Grounding, SentenceSupport, excerpts_language, unreadable
 from core.config import ANSWER_MODES, Settings
 from core.embed import Embedder, cross_lingual
@@ -274,9 +274,19 @@ def reply(
         # embedding model): the author's own sentences rather than a generated answer nobody checked.
         chosen = "extractive"
     if chosen == "extractive":
+        if searched != question and (said := _last_answer(history)):
+            # A follow-up searched with the question before it finds that question's passage again:
+            # the reader has read it, so what they ask now starts elsewhere (the bar judged them all).
+            extracted = extract_answer(searched, hits, embedder, said=said)
         return Reply(question, "extractive", verdict, hits, extracted, text=extracted.text, _started=started)
     stream = answer(question, hits, settings, history, embedder=embedder)
     return Reply(question, "generative", verdict, hits, extracted, stream=stream, _started=started)
+
+
+def _last_answer(history: list[dict] | None) -> str:
+    """The text of the last answer in `history` ("" when none)."""
+    answers = [m["content"] for m in clean_history(history) if m["role"] == "assistant"]
+    return answers[-1] if answers else ""
 
 
 def cannot_read(question: str, hits: Sequence[Hit], embedder: Embedder) -> str:

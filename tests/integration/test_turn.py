@@ -16,7 +16,9 @@ from core.config import Settings
 from core.evaluate.answers import run_answer_eval
 from core.evaluate.metrics import Query
 from core.store import Store
-from tests.conftest import open_app
+from tests.conftest import DEMO, open_app
+
+DEMO_EVAL = DEMO / "eval"
 
 
 @pytest.fixture
@@ -101,3 +103,49 @@ def test_a_model_that_fails_the_rewrite_leaves_the_question_as_asked(embedder, t
     turn = take_turn("And why does it happen?", settings, store=store, embedder=embedder, history=history)
     assert set(turn.skipped) == {"rewrite"} and turn.query == "And why does it happen?"
     assert turn.reply.mode in ("extractive", "none")
+
+
+def _words(text: str) -> str:
+    return " ".join("".join(c if c.isalnum() else " " for c in text.casefold()).split())
+
+
+def test_a_follow_up_that_refers_back_is_not_answered_with_the_previous_answer(embedder, demo_table):
+    # Joined with the question before it, a follow-up finds that question's passage again; quoting it
+    # again (14 of these 15 did) tells the reader nothing new. The built-in setup: no model rewrites.
+    settings, store = demo_table
+    settings = Settings.load({"data_dir": settings.data_dir, "answer_mode": "extractive"}, environ={})
+    lines = (DEMO_EVAL / "followups.jsonl").read_text(encoding="utf-8").splitlines()
+    pairs = [json.loads(line) for line in lines]
+    pairs = [p for p in pairs if p["refers"]]
+    repeated, answered = 0, 0
+    for pair in pairs:
+        first = take_turn(pair["previous"], settings, store=store, embedder=embedder).reply
+        said = "".join(first)
+        history = [{"role": "user", "content": pair["previous"]}, {"role": "assistant", "content": said}]
+        turn = take_turn(pair["followup"], settings, store=store, embedder=embedder, history=history)
+        text = "".join(turn.reply)
+        assert turn.rewritten, pair  # joined: the case this is about
+        if turn.reply.mode == "extractive":
+            answered += 1
+            # Every sentence it starts from was already said: the answer repeats the last one.
+            repeated += all(_words(q.text) in _words(said) for q in turn.reply.quotes)
+        assert "…" not in text
+    assert answered >= 12 and repeated <= 1, (answered, repeated)
+
+
+def test_a_sentence_already_said_starts_no_passage_unless_nothing_else_can(embedder, demo_table):
+    from core.answer.extractive import extract_answer
+    from core.search import search
+
+    settings, store = demo_table
+    question = "Where did the cherry for the writing desk come from?"
+    hits = search(question, settings, store=store, embedder=embedder).hits
+    first = extract_answer(question, hits, embedder)
+    again = extract_answer(question, hits, embedder, said=first.text)
+    assert first.sentences and again.sentences
+    assert any(_words(q.text) not in _words(first.text) for q in again.sentences)  # not the same again
+    only = hits[:1]  # one chunk: when every sentence was said, the answer is still given
+    everything = " ".join(
+        q.text for q in extract_answer(question, only, embedder, max_words=10_000).sentences
+    )
+    assert extract_answer(question, only, embedder, said=everything).sentences
