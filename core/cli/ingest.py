@@ -349,7 +349,7 @@ def dry_run_lines(posts: Sequence[Post], settings: Settings, options: LLMPrepOpt
             flat = flat if len(flat) <= 100 else flat[:99] + "…"
             section = f" [{chunk.section}]" if chunk.section else ""
             lines.append(
-                f"   chunk {chunk.index}{section} {chunk.tokens} tokens ({', '.join(chunk.keywords)}): {flat}"
+                f"   chunk {chunk.index}{section} {plural(chunk.tokens, 'token')} ({', '.join(chunk.keywords)}): {flat}"
             )
     lines.append(total.summary())
     return lines

@@ -398,6 +398,9 @@ def test_inspector_query_mode_shows_every_candidate(corpus):
     at.selectbox(key="inspect_retrieval_mode").set_value("dense").run()
     dense = at.dataframe[0].value
     assert dense["keyword rank"].isna().all() and list(dense["dense rank"]) == list(range(1, len(dense) + 1))
+    # One candidate is worded in the singular: "the 1 nearest chunk", not "the 1 nearest chunks".
+    at.number_input(key="adv_top_k").set_value(1).run()
+    assert any("Rules: the 1 nearest chunk;" in c.value for c in at.caption)
 
 
 def test_inspector_reranker_shows_the_judges_scores(corpus, monkeypatch):

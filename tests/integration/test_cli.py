@@ -418,3 +418,15 @@ def test_scratch_tables_on_object_storage_are_not_listed():
     from core.evaluate.scratch import scratch_dir, scratch_tables
 
     assert scratch_dir("s3://bucket/blog") is None and scratch_tables("s3://bucket/blog") == []
+
+
+def test_batch_search_counts_a_failed_question_in_the_singular(corpus, tmp_path):
+    """A question the file holds but that cannot be searched (a lone surrogate, which crashed the tokenizer
+    with a traceback) is reported and counted: "1 of 1 question", not "1 of 1 questions"."""
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    queries = write(tmp_path / "q.jsonl", '{"id": "a", "text": "tomatoes \\ud800"}\n')
+    result = run("search", "--queries", str(queries), data_dir=db)
+    assert result.exit_code == 1
+    assert "# a: The question holds a broken character" in result.stderr
+    assert "Error: 1 of 1 question could not be searched" in result.stderr
