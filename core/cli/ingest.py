@@ -186,7 +186,8 @@ def ingest(
 
 def progress_shown(bar: Any) -> Progress:
     """An ingest's progress on stderr: the bar on a terminal, else (a log, a pipe) one line per step,
-    "ingesting: 3/10 posts; embedding: 512 of 16,564 chunks", since the bar draws nothing there."""
+    "ingesting: 3/10 posts; embedding: 512 of 16,564 chunks", since the bar draws nothing there; no line
+    when there are no posts to ingest ("0/0 posts; done" says nothing the summary does not)."""
     last = [0]
     interactive = sys.stderr.isatty()
 
@@ -194,7 +195,7 @@ def progress_shown(bar: Any) -> Progress:
         if interactive:
             bar.label = f"Ingesting ({message})" if message else "Ingesting"
             bar.update(done - last[0])
-        else:
+        elif total:
             echo(f"ingesting: {done:,}/{total:,} posts; {message}", err=True)
         last[0] = done
 

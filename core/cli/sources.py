@@ -42,12 +42,14 @@ def interval_seconds(text: str) -> float:
 
 
 def progress_lines() -> Progress:
-    """Fetch and ingest progress on stderr, one line at most every second (and the last one)."""
+    """Fetch and ingest progress on stderr, one line at most every second (and the last one). Nothing for
+    a step with nothing to count (total 0: an address that could not be read, no posts to ingest), whose
+    "0/0: done" would say nothing the summary does not."""
     last = [0.0, ""]
 
     def progress(done: int, total: int, message: str) -> None:
         now = time.monotonic()
-        if message != last[1] and (now - last[0] >= 1.0 or done >= total):
+        if total and message != last[1] and (now - last[0] >= 1.0 or done >= total):
             echo(f"{done:,}/{total:,}: {message}", err=True)
             last[0], last[1] = now, message
 
