@@ -430,3 +430,17 @@ def test_batch_search_counts_a_failed_question_in_the_singular(corpus, tmp_path)
     assert result.exit_code == 1
     assert "# a: The question holds a broken character" in result.stderr
     assert "Error: 1 of 1 question could not be searched" in result.stderr
+
+
+def test_a_data_dir_that_is_a_file_is_named_as_one(tmp_path):
+    """Was "cannot create the data directory …: [Errno 17] File exists" (or "Not a directory")."""
+    notes = write(tmp_path / "notes.txt", "not a folder")
+    for where, said in [
+        (notes, f"Error: the data directory {notes} is a file, not a folder"),
+        (
+            notes / "db",
+            f"Error: the data directory {notes / 'db'}: its folder {notes} is a file, not a folder",
+        ),
+    ]:
+        result = run("posts", "list", data_dir=where)
+        assert result.exit_code == 1 and said in result.stderr and "Errno" not in result.stderr
