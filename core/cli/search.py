@@ -121,6 +121,8 @@ def search(
             continue
         if query_id is not None:
             echo(f"# {query_id}: {text}", bold=True)
+        if not result.hits:
+            echo(no_hits_note(result, settings, store), err=True)
         for hit in result.hits:
             section = f" — {hit.section}" if hit.section else ""
             echo(f"{hit.rank:>3}. {hit.relevance:.4f}  {hit.title}{section}  [{hit.chunk_id}]", bold=True)
@@ -130,6 +132,16 @@ def search(
             echo("     " + shorten(hit.text, 220))
     if failed:
         raise click.ClickException(f"{failed} of {plural(len(batch), 'question')} could not be searched")
+
+
+def no_hits_note(result: Any, settings: Settings, store: Any) -> str:
+    """Why a search found nothing, for stderr: an empty table, or no candidate reaching the threshold
+    (the --json output says it with "hits": [])."""
+    if not store.counts()[1]:
+        return "no chunks matched: the table is empty (ingest some posts first)"
+    if result.candidates:
+        return f"no chunks matched: none reached the relevance threshold {settings.threshold:g} (--threshold)"
+    return "no chunks matched"
 
 
 def checked_collections(store: Any, collections: tuple[str, ...]) -> None:

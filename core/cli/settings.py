@@ -64,5 +64,8 @@ def settings_suggest(count: int, data_dir: str | None) -> None:
     from core.search.starters import suggest_starters
     from core.store import Store
 
-    for starter in suggest_starters(Store(settings_for(data_dir).data_dir), count):
+    found = suggest_starters(Store(settings_for(data_dir).data_dir), count)
+    if not found:
+        echo("no posts to suggest questions from yet (ingest some first)", err=True)
+    for starter in found:
         echo(starter.question)

@@ -224,8 +224,11 @@ def sources(remove: str | None, as_json: bool, data_dir: str | None) -> None:
             raise click.ClickException(f"no source {remove!r} (see: inkwell sources)")
         echo(f"forgot {remove}; its posts stay (delete them with: inkwell posts delete)")
         return
-    for source in book.all():
+    remembered = book.all()
+    for source in remembered:
         if as_json:
             print_json(source.to_json())
         else:
             echo_row([source.url, source.kind, source.synced_at or "never", source.result])
+    if not remembered and not as_json:
+        echo("no sources remembered (`inkwell ingest URL` or `--remember` adds one)", err=True)

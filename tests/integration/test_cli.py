@@ -444,3 +444,29 @@ def test_a_data_dir_that_is_a_file_is_named_as_one(tmp_path):
     ]:
         result = run("posts", "list", data_dir=where)
         assert result.exit_code == 1 and said in result.stderr and "Errno" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["search", "tomatoes"], "no chunks matched: the table is empty (ingest some posts first)"),
+        (["changes"], "no changes logged yet"),
+        (["settings", "suggest"], "no posts to suggest questions from yet (ingest some first)"),
+        (["posts", "list"], "no posts (ingest some first)"),
+        (["chunks", "list"], "no chunks (ingest some posts first)"),
+        (["sources"], "no sources remembered"),
+    ],
+)
+def test_an_empty_result_says_so_on_stderr(tmp_path, args, said):
+    """These printed nothing at all (exit 0), as `questions` did not: now one line on stderr, as
+    `questions` says "no questions logged", and stdout stays empty for a script."""
+    result = run(*args, data_dir=tmp_path / "db")
+    assert result.exit_code == 0 and result.stdout == "" and said in result.stderr
+
+
+def test_an_empty_result_keeps_json_output_valid(tmp_path):
+    db = tmp_path / "db"
+    assert json.loads(run("search", "tomatoes", "--json", data_dir=db).stdout)["hits"] == []
+    for args in (["changes", "--json"], ["posts", "list", "--json"], ["sources", "--json"]):
+        result = run(*args, data_dir=db)
+        assert result.exit_code == 0 and result.stdout == "" and result.stderr == ""  # no JSON lines: none
