@@ -56,7 +56,10 @@ except ConfigError as exc:
 try:
     shared.get_store(settings)  # opened once per process; the pages reuse it
 except shared.KNOWN_ERRORS as exc:
-    st.error(f"Cannot open the data directory {shared.md_escape(settings.data_dir)}: {shared.md_escape(exc)}")
+    said = str(exc)
+    if str(settings.data_dir) not in said:  # the store's own errors name the folder already
+        said = f"Cannot open the data directory {settings.data_dir}: {said}"
+    st.error(shared.md_escape(said[:1].upper() + said[1:]))
     st.stop()
 
 status = st.sidebar.container()

@@ -152,6 +152,13 @@ def local_home(data_dir: str | Path, environ: Mapping[str, str] | None = None) -
     return DEFAULT_LOCAL_HOME.expanduser() / slug
 
 
+def language_codes(text: str) -> tuple[str, ...]:
+    """Comma- or space-separated language codes ("en, TR,de") as lower-case codes, in order, without
+    repeats."""
+    codes = (c.strip().lower() for c in text.replace(" ", ",").split(","))
+    return tuple(dict.fromkeys(c for c in codes if c))
+
+
 @dataclass
 class Settings:
     # A folder, or object storage as a URI (s3://bucket/prefix, gs://…, az://…; core/store/location.py
@@ -463,8 +470,7 @@ class Settings:
     @property
     def reader_language_codes(self) -> tuple[str, ...]:
         """`reader_languages` as lower-case codes, in order, without repeats."""
-        codes = (c.strip().lower() for c in self.reader_languages.replace(" ", ",").split(","))
-        return tuple(dict.fromkeys(c for c in codes if c))
+        return language_codes(self.reader_languages)
 
     @property
     def uses_builtin_llm(self) -> bool:

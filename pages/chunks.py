@@ -106,7 +106,7 @@ def show_chunk(chunk_id: str) -> None:
         row["collection"],
         row["section"],
         f"chunk {position + 1} of {len(siblings)}",
-        f"{row['tokens']} tokens",
+        shared.plural(row["tokens"], "token"),
         f"id {row['chunk_id']}",
     ]
     st.caption(" · ".join(md(f) for f in facts if f))
@@ -299,10 +299,12 @@ def query() -> None:
     cols[1].metric("Used", len(result.hits))
     cols[2].metric("Threshold", f"{settings.threshold:.2f}")
     cols[3].metric("Search time", f"{result.seconds * 1000:.0f} ms")
+    nearest = shared.plural(settings.top_k, "nearest chunk")
+    matches = shared.plural(settings.top_k, "best keyword match", "best keyword matches")
     found_by = {
-        "dense": f"the {settings.top_k} nearest chunks",
-        "fts": f"the {settings.top_k} best keyword (BM25) matches",
-        "hybrid": f"the {settings.top_k} nearest chunks and the {settings.top_k} best keyword matches, "
+        "dense": f"the {nearest}",
+        "fts": f"the {matches} (BM25)",
+        "hybrid": f"the {nearest} and the {matches}, "
         + (
             f"fused by reciprocal rank (k = {settings.rrf_k})"
             if settings.fusion == "rrf"

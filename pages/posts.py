@@ -20,6 +20,7 @@ from core.llm import describe_llm
 from core.parse import FORMATS, ImportOptions, parse_text
 from core.prepare import LLMPrepOptions, prepare_posts, preview_rewrites
 from core.search import RulesError, load_rules, read_rules_text, route, rules_path, rules_template, save_rules
+from core.text import check_reader_languages
 from pages import shared
 from pages.shared.addresses import edit_address
 from pages.shared.drafts import clear_draft, draft_stored, keep_draft, restore_draft
@@ -66,6 +67,7 @@ readers = st.text_input(
 )
 try:
     settings = settings.replace(reader_languages=readers)
+    check_reader_languages(settings.reader_language_codes)
 except ConfigError as exc:
     st.error(str(exc))
     st.stop()

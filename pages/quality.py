@@ -256,7 +256,7 @@ if query_set is not None:
     for warning in query_set.warnings:
         st.warning(md(warning))
 configs, k = pick_configs()
-st.caption(f"{len(configs)} configurations: " + ", ".join(md(c.name) for c in configs))
+st.caption(f"{shared.plural(len(configs), 'configuration')}: " + ", ".join(md(c.name) for c in configs))
 if st.button("Run evaluation", type="primary", key="eval_run", disabled=query_set is None):
     run(query_set, configs, k)
 if RESULT in st.session_state:

@@ -22,6 +22,8 @@ from core.answer.owner import (
     MAX_STARTERS,
     MIN_STARTERS,
     PERSONA_EXAMPLE,
+    cleared_keys,
+    cleared_note,
     edited,
     field_texts,
     load_owner,
@@ -164,7 +166,7 @@ st.button("Start from the example persona", on_click=use_example_persona, type="
 if st.button("Save", type="primary", icon=":material/save:"):
     changes = edited(typed(), st.session_state[FILLED])
     try:
-        save_owner(store, changes)
+        saved = save_owner(store, changes)
     except ConfigError as exc:
         st.error(f"Not saved: {md(exc)}")
     except shared.KNOWN_ERRORS as exc:
@@ -177,7 +179,9 @@ if st.button("Save", type="primary", icon=":material/save:"):
             shared.flash(
                 f"The settings were changed elsewhere and reloaded: {names} (kept as saved there).", "info"
             )
-        shared.flash("Saved. Readers get them with their next question." if changes else "Nothing changed.")
+        cleared = cleared_note(cleared_keys(changes, saved))  # said: an empty field is not "saved" as empty
+        said = " ".join(filter(None, ["Saved.", cleared, "Readers get them with their next question."]))
+        shared.flash(said if changes else "Nothing changed.")
         st.rerun()
 
 # Preview ----------------------------------------------------------------------------------------------------

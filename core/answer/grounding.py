@@ -36,7 +36,7 @@ import numpy as np
 from core.embed import Embedder, cross_lingual, relevance_scale, rescale
 from core.models import Hit
 from core.profiles import profile_for
-from core.text import UNDETERMINED, detect_language, language_name, languages_differ, split_sentences
+from core.text import UNDETERMINED, detect_language, language_name, languages_differ, plural, split_sentences
 from core.text.languages import Language, language
 from core.text.words import (
     MIN_CHECKED_CONTENT_WORDS,
@@ -119,7 +119,7 @@ class Grounding:
         if not judged:
             return "no sentence to check"
         supported = sum(s.supported for s in judged)
-        return f"{supported} of {len(judged)} sentences supported by the excerpts"
+        return f"{supported} of {plural(len(judged), 'sentence')} supported by the excerpts"
 
     def to_json(self) -> dict:
         fraction = self.supported_fraction

@@ -15,7 +15,7 @@ latest deliberate choice is the saved one. A CLI flag given for one call still w
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -212,6 +212,22 @@ def save_owner(store: Store, changes: Mapping[str, Any]) -> OwnerSettings:
     """Check and store `changes` in one commit (the other fields are kept); returns what is saved now."""
     store.save_settings(validated(changes))
     return load_owner(store)
+
+
+def cleared_note(keys: Sequence[str]) -> str:
+    """What clearing `keys` did, naming them as the Settings page labels them: "Cleared Author's name
+    (back to the default)." ("defaults" for several; the environment's value is the default where it has
+    one, see the module's docstring); "" when none was cleared."""
+    labels = [LABELS[key] for key in keys]
+    if not labels:
+        return ""
+    names = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+    return f"Cleared {names} (back to the default{'s' if len(labels) > 1 else ''})."
+
+
+def cleared_keys(changes: Iterable[str], saved: OwnerSettings) -> list[str]:
+    """The keys among `changes` that `saved` (what save_owner returned) holds no value for: cleared."""
+    return [key for key in changes if not getattr(saved, key)]
 
 
 def apply_owner(settings: Settings, owner: OwnerSettings, keep: Mapping[str, Any] | None = None) -> Settings:

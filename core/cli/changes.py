@@ -24,7 +24,10 @@ def changes(limit: int, as_json: bool, data_dir: str | None) -> None:
     whether undone, label."""
     from core.store import Store
 
-    for change in Store(settings_for(data_dir).data_dir).changes(limit=limit):
+    logged = Store(settings_for(data_dir).data_dir).changes(limit=limit)
+    if not logged and not as_json:
+        echo("no changes logged yet (ingests, deletions and edits are)", err=True)
+    for change in logged:
         if as_json:
             print_json(change.to_json())
         else:

@@ -19,13 +19,13 @@ from core.cli.main import (
     settings_for,
 )
 from core.cli.output import echo, print_json
-from core.config import Settings
+from core.config import Settings, language_codes
 from core.ingest import IngestReport, Progress
 from core.ingest.timed import POST_TIME_LIMIT
 from core.llm import LLMStats
 from core.models import Post
 from core.prepare import LLMPrepOptions, prepare_posts
-from core.text import plural
+from core.text import check_reader_languages, plural, unknown_languages_problem
 
 
 @command(main)
@@ -61,6 +61,7 @@ from core.text import plural
 @click.option("--embed-model", help=EMBED_MODEL_HELP)
 @click.option(
     "--reader-languages",
+    callback=lambda ctx, param, value: known_languages(value),
     help="Languages readers ask in, e.g. en,tr,de (INKWELL_READER_LANGUAGES): others than the posts' "
     "own give a new table the bundled multilingual model.",
 )
@@ -126,6 +127,7 @@ def ingest(
         embed_model=embed_model,
         reader_languages=reader_languages,
     )
+    check_reader_languages(settings.reader_language_codes)  # INKWELL_READER_LANGUAGES: before any fetch
     urls = [p for p in paths if is_web_address(p)]
     options = ImportOptions(
         include_drafts=include_drafts, include_pages=include_pages, include_members=include_members
@@ -184,9 +186,18 @@ def ingest(
         sys.exit(1)
 
 
+def known_languages(value: str | None) -> str | None:
+    """The --reader-languages value; a usage error (exit 2) naming the known codes for a code that is not
+    one (a typo such as "xx" was taken silently)."""
+    if value is not None and (problem := unknown_languages_problem(language_codes(value))):
+        raise click.BadParameter(problem, param_hint="'--reader-languages'")
+    return value
+
+
 def progress_shown(bar: Any) -> Progress:
     """An ingest's progress on stderr: the bar on a terminal, else (a log, a pipe) one line per step,
-    "ingesting: 3/10 posts; embedding: 512 of 16,564 chunks", since the bar draws nothing there."""
+    "ingesting: 3/10 posts; embedding: 512 of 16,564 chunks", since the bar draws nothing there; no line
+    when there are no posts to ingest ("0/0 posts; done" says nothing the summary does not)."""
     last = [0]
     interactive = sys.stderr.isatty()
 
@@ -194,7 +205,7 @@ def progress_shown(bar: Any) -> Progress:
         if interactive:
             bar.label = f"Ingesting ({message})" if message else "Ingesting"
             bar.update(done - last[0])
-        else:
+        elif total:
             echo(f"ingesting: {done:,}/{total:,} posts; {message}", err=True)
         last[0] = done
 
@@ -349,7 +360,7 @@ def dry_run_lines(posts: Sequence[Post], settings: Settings, options: LLMPrepOpt
             flat = flat if len(flat) <= 100 else flat[:99] + "…"
             section = f" [{chunk.section}]" if chunk.section else ""
             lines.append(
-                f"   chunk {chunk.index}{section} {chunk.tokens} tokens ({', '.join(chunk.keywords)}): {flat}"
+                f"   chunk {chunk.index}{section} {plural(chunk.tokens, 'token')} ({', '.join(chunk.keywords)}): {flat}"
             )
     lines.append(total.summary())
     return lines

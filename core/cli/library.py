@@ -99,7 +99,10 @@ def posts_list(as_json: bool, ids: bool, data_dir: str | None) -> None:
     """List stored posts: id, collection, date, chunks, title (tab-separated)."""
     from core.store import Store
 
-    for post in Store(settings_for(data_dir).data_dir).list_posts():
+    stored = Store(settings_for(data_dir).data_dir).list_posts()
+    if not stored and not as_json:
+        echo("no posts (ingest some first)", err=True)
+    for post in stored:
         if as_json:
             print_json(post)
         elif ids:
@@ -167,6 +170,8 @@ def chunks_list(post_id: str | None, as_json: bool, data_dir: str | None) -> Non
     listed = store.list_chunks(post_id)
     if post_id is not None and not listed and store.get_post(post_id) is None:
         raise click.ClickException(f"no post with id {post_id!r} (see `inkwell posts list`)")
+    if not listed and not as_json:
+        echo("no chunks (ingest some posts first)", err=True)
     for chunk in listed:
         if as_json:
             print_json(chunk)

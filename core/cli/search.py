@@ -17,6 +17,7 @@ from core.cli.main import (
 )
 from core.cli.output import echo, print_json
 from core.config import RERANKERS, RETRIEVAL_MODES, Settings
+from core.text import check_question, plural
 
 MODE_HELP = "Retrieval: dense (embeddings), fts (BM25 keywords) or hybrid (both, fused)."
 NO_ROUTE_HELP = "Search every collection: no collections routing for this call (see `inkwell route`)."
@@ -91,6 +92,8 @@ def search(
     failed = 0
     for query_id, text in batch:
         try:
+            # Not length-limited (the owner's own set), but a broken character would crash the tokenizer.
+            text = check_question(text, 0) if query_id is not None else text
             decision, result = route_and_search(
                 text, settings, store=store, embedder=embedder, chosen=list(collections) or None
             )
@@ -118,6 +121,8 @@ def search(
             continue
         if query_id is not None:
             echo(f"# {query_id}: {text}", bold=True)
+        if not result.hits:
+            echo(no_hits_note(result, settings, store), err=True)
         for hit in result.hits:
             section = f" — {hit.section}" if hit.section else ""
             echo(f"{hit.rank:>3}. {hit.relevance:.4f}  {hit.title}{section}  [{hit.chunk_id}]", bold=True)
@@ -126,7 +131,17 @@ def search(
                 echo(f"     {why}", dim=True)
             echo("     " + shorten(hit.text, 220))
     if failed:
-        raise click.ClickException(f"{failed} of {len(batch)} questions could not be searched")
+        raise click.ClickException(f"{failed} of {plural(len(batch), 'question')} could not be searched")
+
+
+def no_hits_note(result: Any, settings: Settings, store: Any) -> str:
+    """Why a search found nothing, for stderr: an empty table, or no candidate reaching the threshold
+    (the --json output says it with "hits": [])."""
+    if not store.counts()[1]:
+        return "no chunks matched: the table is empty (ingest some posts first)"
+    if result.candidates:
+        return f"no chunks matched: none reached the relevance threshold {settings.threshold:g} (--threshold)"
+    return "no chunks matched"
 
 
 def checked_collections(store: Any, collections: tuple[str, ...]) -> None:

@@ -41,7 +41,7 @@ def settings_show(as_json: bool, data_dir: str | None) -> None:
 def settings_set(key: str, values: tuple[str, ...], data_dir: str | None) -> None:
     """Save one setting: `inkwell settings set author_name "Maya"`; starters take one argument per
     question (3 to 6). No value (or "") clears it, so the default or the environment applies again."""
-    from core.answer.owner import KEYS, SettingError, save_owner
+    from core.answer.owner import KEYS, LABELS, SettingError, cleared_keys, cleared_note, save_owner
     from core.store import Store
 
     if key not in KEYS:
@@ -50,10 +50,10 @@ def settings_set(key: str, values: tuple[str, ...], data_dir: str | None) -> Non
         raise click.BadParameter(f"{key} takes one value (quote it), not {len(values)}", param_hint="VALUES")
     value: object = list(values) if key == "starters" else (values[0] if values else "")
     try:
-        save_owner(Store(settings_for(data_dir).data_dir), {key: value})
+        saved = save_owner(Store(settings_for(data_dir).data_dir), {key: value})
     except SettingError as exc:  # named as the Settings page labels it, with the key typed here
         raise click.ClickException(exc.with_key()) from exc
-    echo(f"Saved {key}.", err=True)
+    echo(cleared_note(cleared_keys([key], saved)) or f"Saved {LABELS[key]}.", err=True)
 
 
 @command(settings_group, "suggest")
@@ -64,5 +64,8 @@ def settings_suggest(count: int, data_dir: str | None) -> None:
     from core.search.starters import suggest_starters
     from core.store import Store
 
-    for starter in suggest_starters(Store(settings_for(data_dir).data_dir), count):
+    found = suggest_starters(Store(settings_for(data_dir).data_dir), count)
+    if not found:
+        echo("no posts to suggest questions from yet (ingest some first)", err=True)
+    for starter in found:
         echo(starter.question)

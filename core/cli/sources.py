@@ -42,12 +42,14 @@ def interval_seconds(text: str) -> float:
 
 
 def progress_lines() -> Progress:
-    """Fetch and ingest progress on stderr, one line at most every second (and the last one)."""
+    """Fetch and ingest progress on stderr, one line at most every second (and the last one). Nothing for
+    a step with nothing to count (total 0: an address that could not be read, no posts to ingest), whose
+    "0/0: done" would say nothing the summary does not."""
     last = [0.0, ""]
 
     def progress(done: int, total: int, message: str) -> None:
         now = time.monotonic()
-        if message != last[1] and (now - last[0] >= 1.0 or done >= total):
+        if total and message != last[1] and (now - last[0] >= 1.0 or done >= total):
             echo(f"{done:,}/{total:,}: {message}", err=True)
             last[0], last[1] = now, message
 
@@ -222,8 +224,11 @@ def sources(remove: str | None, as_json: bool, data_dir: str | None) -> None:
             raise click.ClickException(f"no source {remove!r} (see: inkwell sources)")
         echo(f"forgot {remove}; its posts stay (delete them with: inkwell posts delete)")
         return
-    for source in book.all():
+    remembered = book.all()
+    for source in remembered:
         if as_json:
             print_json(source.to_json())
         else:
             echo_row([source.url, source.kind, source.synced_at or "never", source.result])
+    if not remembered and not as_json:
+        echo("no sources remembered (`inkwell ingest URL` or `--remember` adds one)", err=True)

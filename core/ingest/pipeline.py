@@ -40,7 +40,7 @@ from core.parse.exported import PLATFORMS, export_stamp
 from core.parse.platforms import NOT_AN_EXPORT, ExportFile, export_file
 from core.store import CommitConflictError, Store, StoreError
 from core.store.corpus import write_corpus_language
-from core.text import plural
+from core.text import check_reader_languages, plural
 
 if TYPE_CHECKING:
     from core.prepare import LLMPrepOptions, Prepared
@@ -237,6 +237,7 @@ def ingest_posts(
     whose old file is gone (moved, renamed) replaces it. Either replacement has a note naming the old
     file. The posts written are logged as one change (`label`, for people), undoable with `store.undo`."""
     started = time.perf_counter()
+    check_reader_languages(settings.reader_language_codes)  # before any work: a typo is no language
     llm = llm if llm is not None and llm.enabled else None
     store = store or Store(settings.data_dir)
     table_model = store.model_id()

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from core.config import Settings
 from core.llm import LLMError
 from core.llm.cancel import CancelToken, cancel_scope
+from core.text import plural
 
 Clock = Callable[[], float]
 
@@ -211,8 +212,9 @@ class AnswerGate:
             previous.stop(REPLACED, "replaced")
         with self._cond:
             if len(self._running) >= self.capacity and len(self._waiting) >= self.queue_limit:
+                ahead = len(self._running) + len(self._waiting)
                 raise AnswerRefused(
-                    f"{len(self._running) + len(self._waiting)} readers are waiting for an answer: please "
+                    f"{plural(ahead, 'reader')} {'is' if ahead == 1 else 'are'} waiting for an answer: please "
                     "ask again in a minute."
                 )
             ticket = Ticket(self, owner, alive)

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import parse_qsl, urljoin
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -121,6 +121,19 @@ def _question(value: Any, settings: Settings) -> str:
         return check_question(value, settings.max_question_chars)
     except QuestionError as exc:
         raise ApiError(413 if exc.kind == "too_long" else 400, str(exc)) from None
+
+
+def _query(request: Request) -> dict[str, str]:
+    """The query string's parameters (the last of a repeated one, as Starlette's), or ApiError 400 when
+    one is not UTF-8 once percent-decoded (`q=%ED%A0%80`, an encoded surrogate): Starlette's own parsing
+    replaces such bytes with U+FFFD ("�"), which was then searched as if asked."""
+    try:
+        text = request.scope.get("query_string", b"").decode("utf-8")
+        return dict(parse_qsl(text, keep_blank_values=True, encoding="utf-8", errors="strict"))
+    except UnicodeDecodeError:
+        raise ApiError(
+            400, "The query string holds bytes that are not UTF-8 text: encode it as UTF-8."
+        ) from None
 
 
 def _no_surrogates(text: str, field: str) -> str:
@@ -321,8 +334,9 @@ class Api:
     async def search(self, request: Request) -> Response:
         settings = self._settings()
         self._check_origin(request, settings)
-        question = _question(request.query_params.get("q", ""), settings)
-        k_text = request.query_params.get("k", "10")
+        params = _query(request)
+        question = _question(params.get("q", ""), settings)
+        k_text = params.get("k", "10")
         if not k_text.isdigit() or not 1 <= int(k_text) <= MAX_K:
             raise ApiError(400, f'"k" must be a whole number from 1 to {MAX_K}.')
         self._admit(request, settings)

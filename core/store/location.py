@@ -77,6 +77,7 @@ def connect(data_dir: str | Path, read_consistency_seconds: float = 0.0) -> Any:
     table handle see other writers' commits within `read_consistency_seconds` (0: at every read)."""
     where = as_data_dir(data_dir)
     if isinstance(where, Path):
+        _check_not_a_file(where)
         try:
             where.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -90,6 +91,17 @@ def connect(data_dir: str | Path, read_consistency_seconds: float = 0.0) -> Any:
         )
     except (OSError, ValueError, RuntimeError) as exc:
         raise StoreError(f"cannot open the data directory {describe(where)}: {exc}") from exc
+
+
+def _check_not_a_file(where: Path) -> None:
+    """StoreError naming the path when the data directory, or a folder it would be made in, is a file:
+    mkdir's own "[Errno 17] File exists" (or "Not a directory") does not say which path is wrong."""
+    for path in (where, *where.parents):
+        if path.is_file():
+            whose = "the data directory" if path == where else f"the data directory {where}: its folder"
+            raise StoreError(f"{whose} {path} is a file, not a folder")
+        if path.is_dir():
+            return
 
 
 def describe(data_dir: str | Path) -> str:

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from core.text.counts import plural
 from core.text.function_words import function_words
-from core.text.language import LANGUAGE_NAMES, UNDETERMINED, detect_language, language_name, languages_differ
+from core.text.language import (
+    LANGUAGE_NAMES,
+    UNDETERMINED,
+    check_reader_languages,
+    detect_language,
+    language_name,
+    languages_differ,
+    unknown_languages_problem,
+)
 from core.text.question import QuestionError, check_question
 from core.text.sentences import split_sentences
 from core.text.stems import stemmer_for
@@ -18,6 +26,7 @@ __all__ = [
     "UNDETERMINED",
     "QuestionError",
     "check_question",
+    "check_reader_languages",
     "count_tokens",
     "detect_language",
     "encoding",
@@ -27,4 +36,5 @@ __all__ = [
     "plural",
     "split_sentences",
     "stemmer_for",
+    "unknown_languages_problem",
 ]

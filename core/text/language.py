@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 
+from core.config import ConfigError
 from core.text.function_words import FREQUENT_WORDS
 from core.text.words import LETTER_WORD
 
@@ -158,3 +160,22 @@ def detect_language(text: str) -> str:
 
 def language_name(code: str | None) -> str:
     return LANGUAGE_NAMES.get(code or "", code or "the original language")
+
+
+def unknown_languages_problem(codes: Iterable[str]) -> str | None:
+    """None when every code is one of LANGUAGE_NAMES; else a message naming the others and the known
+    ones. Readers' languages (`reader_languages`) are checked with it: an unknown code ("xx", a typo
+    of "de") was taken silently, and could choose the multilingual model for a language nobody reads."""
+    unknown = [code for code in codes if code not in LANGUAGE_NAMES]
+    if not unknown:
+        return None
+    named = ", ".join(map(repr, unknown))
+    kind = "is not a language code" if len(unknown) == 1 else "are not language codes"
+    return f"{named} {kind} Inkwell knows (ISO 639-1); the known ones: {', '.join(sorted(LANGUAGE_NAMES))}"
+
+
+def check_reader_languages(codes: Iterable[str]) -> None:
+    """ConfigError unless every code in `reader_languages` is a known language (unknown_languages_problem)."""
+    problem = unknown_languages_problem(codes)
+    if problem:
+        raise ConfigError(f"reader_languages (INKWELL_READER_LANGUAGES): {problem}")

@@ -191,8 +191,8 @@ def show_grounding(grounding: dict | None, dropped: list[dict]) -> None:
     judged = [g for g in grounding["sentences"] if g["judged"]]
     unsupported = [g for g in judged if not g["supported"]]
     st.caption(
-        f"Grounding: {len(judged) - len(unsupported)} of {len(judged)} sentences are supported by the "
-        "excerpts below."
+        f"Grounding: {len(judged) - len(unsupported)} of {plural(len(judged), 'sentence')} "
+        f"{'is' if len(judged) == 1 else 'are'} supported by the excerpts below."
     )
     listed = dropped or unsupported
     if listed:

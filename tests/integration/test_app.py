@@ -97,7 +97,12 @@ def test_bad_settings_and_data_dir_are_clear_errors(data_dir, monkeypatch, tmp_p
     (tmp_path / "a-file").write_text("not a folder")
     monkeypatch.setenv("INKWELL_DATA_DIR", str(tmp_path / "a-file" / "db"))
     at = open_app()
-    assert len(at.error) == 1 and "Cannot open the data directory" in at.error[0].value
+    # It was "Cannot open the data directory …: cannot create the data directory …: [Errno 20] Not a directory".
+    folder = tmp_path / "a-file"
+    said = f"The data directory {folder / 'db'}: its folder {folder} is a file, not a folder"
+    assert shown(at.error) == [said]
+    monkeypatch.setenv("INKWELL_DATA_DIR", str(folder))
+    assert shown(open_app().error) == [f"The data directory {folder} is a file, not a folder"]
 
 
 # Ingestion -----------------------------------------------------------------------------------------------
@@ -398,6 +403,9 @@ def test_inspector_query_mode_shows_every_candidate(corpus):
     at.selectbox(key="inspect_retrieval_mode").set_value("dense").run()
     dense = at.dataframe[0].value
     assert dense["keyword rank"].isna().all() and list(dense["dense rank"]) == list(range(1, len(dense) + 1))
+    # One candidate is worded in the singular: "the 1 nearest chunk", not "the 1 nearest chunks".
+    at.number_input(key="adv_top_k").set_value(1).run()
+    assert any("Rules: the 1 nearest chunk;" in c.value for c in at.caption)
 
 
 def test_inspector_reranker_shows_the_judges_scores(corpus, monkeypatch):

@@ -418,3 +418,55 @@ def test_scratch_tables_on_object_storage_are_not_listed():
     from core.evaluate.scratch import scratch_dir, scratch_tables
 
     assert scratch_dir("s3://bucket/blog") is None and scratch_tables("s3://bucket/blog") == []
+
+
+def test_batch_search_counts_a_failed_question_in_the_singular(corpus, tmp_path):
+    """A question the file holds but that cannot be searched (a lone surrogate, which crashed the tokenizer
+    with a traceback) is reported and counted: "1 of 1 question", not "1 of 1 questions"."""
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    queries = write(tmp_path / "q.jsonl", '{"id": "a", "text": "tomatoes \\ud800"}\n')
+    result = run("search", "--queries", str(queries), data_dir=db)
+    assert result.exit_code == 1
+    assert "# a: The question holds a broken character" in result.stderr
+    assert "Error: 1 of 1 question could not be searched" in result.stderr
+
+
+def test_a_data_dir_that_is_a_file_is_named_as_one(tmp_path):
+    """Was "cannot create the data directory …: [Errno 17] File exists" (or "Not a directory")."""
+    notes = write(tmp_path / "notes.txt", "not a folder")
+    for where, said in [
+        (notes, f"Error: the data directory {notes} is a file, not a folder"),
+        (
+            notes / "db",
+            f"Error: the data directory {notes / 'db'}: its folder {notes} is a file, not a folder",
+        ),
+    ]:
+        result = run("posts", "list", data_dir=where)
+        assert result.exit_code == 1 and said in result.stderr and "Errno" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["search", "tomatoes"], "no chunks matched: the table is empty (ingest some posts first)"),
+        (["changes"], "no changes logged yet"),
+        (["settings", "suggest"], "no posts to suggest questions from yet (ingest some first)"),
+        (["posts", "list"], "no posts (ingest some first)"),
+        (["chunks", "list"], "no chunks (ingest some posts first)"),
+        (["sources"], "no sources remembered"),
+    ],
+)
+def test_an_empty_result_says_so_on_stderr(tmp_path, args, said):
+    """These printed nothing at all (exit 0), as `questions` did not: now one line on stderr, as
+    `questions` says "no questions logged", and stdout stays empty for a script."""
+    result = run(*args, data_dir=tmp_path / "db")
+    assert result.exit_code == 0 and result.stdout == "" and said in result.stderr
+
+
+def test_an_empty_result_keeps_json_output_valid(tmp_path):
+    db = tmp_path / "db"
+    assert json.loads(run("search", "tomatoes", "--json", data_dir=db).stdout)["hits"] == []
+    for args in (["changes", "--json"], ["posts", "list", "--json"], ["sources", "--json"]):
+        result = run(*args, data_dir=db)
+        assert result.exit_code == 0 and result.stdout == "" and result.stderr == ""  # no JSON lines: none

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from core.cli import main
-from core.config import BUILTIN_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL, Settings
+from core.config import BUILTIN_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL, ConfigError, Settings
 from core.embed import content_hash, embed_query, embedded_text, embedder_for_store, get_embedder
 from core.embed.local import local_model_id
 from core.embed.multilingual import MODEL_ID, language_shares, multilingual_note
@@ -312,6 +312,33 @@ def test_reader_languages_setting_is_checked():
     )
     with pytest.raises(ConfigError, match="reader_languages"):
         Settings.load({"reader_languages": "english"}, environ={})
+
+
+def test_an_unknown_reader_language_is_refused_naming_the_known_ones(tmp_path, monkeypatch, embedder):
+    """ "xx" (or a typo) was taken silently as a readers' language. The CLI option is a usage error, the
+    setting (INKWELL_READER_LANGUAGES) an error before anything is read, and ingest_posts refuses it too."""
+    posts = write(tmp_path / "posts" / "bees.md", "# Bees\n\nSwarming season starts in May.\n").parent
+    db = tmp_path / "db"
+    runner = CliRunner()
+    option = runner.invoke(main, ["ingest", str(posts), "--reader-languages", "en,xx", "--data-dir", str(db)])
+    assert option.exit_code == 2 and "Invalid value for '--reader-languages': 'xx' is not a" in option.stderr
+    assert "the known ones: ar, cs, da, de, el, en, es" in option.stderr
+    monkeypatch.setenv("INKWELL_READER_LANGUAGES", "en,xx")
+    setting = runner.invoke(main, ["ingest", str(posts), "--data-dir", str(db)])
+    assert (
+        setting.exit_code == 1
+        and "Error: reader_languages (INKWELL_READER_LANGUAGES): 'xx'" in setting.stderr
+    )
+    assert not Store(db).list_posts()
+    settings = Settings.load({"data_dir": db, "reader_languages": "en,xx"}, environ={})
+    with pytest.raises(ConfigError, match="'xx' is not a language code Inkwell knows"):
+        ingest_posts(parse_paths([str(posts)]).posts, settings, embedder=embedder)
+
+
+def test_the_ingest_page_refuses_an_unknown_reader_language(data_dir):
+    at = open_app("pages/posts.py")
+    at.text_input(key="reader_languages").input("en,xx").run()
+    assert any("'xx' is not a language code Inkwell knows" in e for e in shown(at.error)), shown(at.error)
 
 
 def test_the_inspector_names_the_keywords_a_question_in_another_language_borrowed(e5_table, monkeypatch):

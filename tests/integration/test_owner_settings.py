@@ -75,6 +75,20 @@ def test_the_cli_names_a_refused_setting_by_its_label_and_its_key(tmp_path):
     assert load_owner(Store(tmp_path / "db")) == OwnerSettings()
 
 
+def test_the_cli_says_a_setting_was_cleared_not_saved(tmp_path):
+    db = tmp_path / "db"
+    assert run("settings", "set", "author_name", "Maya", data_dir=db).stderr == "Saved Author's name.\n"
+    cleared = run(
+        "settings", "set", "author_name", data_dir=db
+    )  # no value: cleared (was "Saved author_name.")
+    assert cleared.exit_code == 0 and cleared.stderr == "Cleared Author's name (back to the default).\n"
+    assert (
+        run("settings", "set", "starters", data_dir=db).stderr
+        == "Cleared Starter questions (back to the default).\n"
+    )
+    assert load_owner(Store(db)) == OwnerSettings()
+
+
 def test_saved_values_win_over_the_environment_and_clearing_brings_it_back(tmp_path):
     env = {"INKWELL_AUTHOR_NAME": "Env Name", "INKWELL_PERSONA_PROMPT": "Env persona for {author_name}."}
     settings = Settings.load({"data_dir": tmp_path / "db"}, environ=env)

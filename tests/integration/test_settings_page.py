@@ -150,6 +150,12 @@ def test_a_save_from_elsewhere_is_kept_and_only_the_owners_edits_are_written(dat
     button(at, "Save").click().run()
     assert load_owner(Store(data_dir)).author_name == "Maya"
     assert not [i for i in shown(at.info) if "elsewhere" in i]
+    # Emptied, a field is cleared, and the message says so (it was only "Saved.").
+    field(at, "author_name").input("")
+    button(at, "Save").click().run()
+    assert load_owner(Store(data_dir)).author_name == ""
+    said = "Saved. Cleared Author's name (back to the default). Readers get them with their next question."
+    assert said in shown(at.success), shown(at.success)
 
 
 def test_suggesting_from_a_single_passage_says_more_questions_are_needed(data_dir):

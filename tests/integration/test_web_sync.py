@@ -467,6 +467,7 @@ def test_an_address_that_cannot_be_read_is_not_remembered_one_that_worked_stays(
             result = run("ingest", url, data_dir=db)
             assert result.exit_code == 1 and f"skipped {url}: {reason}" in result.stderr, result.output
             assert "not remembered: the address could not be read" in result.stdout
+            assert "0/0" not in result.stderr  # no "0/0: done" progress for an ingest of nothing
         assert run("sources", data_dir=db).stdout == ""
         assert run("sync", data_dir=db).exit_code == 0  # nothing to sync, nothing failing
         Sources(Store(db)).save(Source(dead, "auto"))  # as an earlier version remembered it

@@ -80,6 +80,13 @@ def test_a_full_line_refuses_at_once_with_a_message():
     g.enter()  # a place is free again
 
 
+def test_a_full_line_of_one_says_one_reader_is_waiting():
+    g = gate(1, queue_limit=0)
+    g.enter()
+    with pytest.raises(AnswerRefused, match=r"^1 reader is waiting for an answer: please ask again"):
+        g.enter()
+
+
 def test_asking_again_stops_the_owners_previous_answer():
     g = gate(1)
     running = g.enter(owner="conv-1")

@@ -33,3 +33,15 @@ def test_a_log_gets_lines(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
         progress(2, 2, "done")
     err = capsys.readouterr().err
     assert "1/2: fetching pages" in err and "2/2: done" in err
+
+
+def test_a_log_gets_no_line_for_a_step_with_nothing_to_count(capsys: pytest.CaptureFixture[str]) -> None:
+    """An address that could not be read, or no posts to ingest: no "0/0: done" lines."""
+    from core.cli.ingest import progress_shown
+
+    with web_progress("Reading") as progress:
+        progress(0, 0, "0 unchanged")
+        progress(0, 0, "done")
+    lines = progress_shown(bar=None)
+    lines(0, 0, "done")
+    assert capsys.readouterr().err == ""

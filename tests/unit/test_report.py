@@ -49,3 +49,12 @@ def test_pages_and_cli_word_counts_with_one_function() -> None:
         "1,200 chunks",
     ]
     assert plural(1, "cached LLM reply", "cached LLM replies") == "1 cached LLM reply"
+
+
+def test_the_grounding_line_counts_one_sentence_in_the_singular() -> None:
+    from core.answer.grounding import Grounding, SentenceSupport
+
+    one = Grounding([SentenceSupport("I keep bees.", judged=True, supported=True)])
+    assert one.summary() == "1 of 1 sentence supported by the excerpts"
+    two = Grounding([SentenceSupport("A.", judged=True, supported=False)] * 2)
+    assert two.summary() == "0 of 2 sentences supported by the excerpts"

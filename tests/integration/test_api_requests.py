@@ -1,0 +1,73 @@
+"""The HTTP API's handling of malformed requests, called in-process through its ASGI interface (no server,
+no network): core/serve/api.py's `api_app` over a real, empty table."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from core.config import Settings
+from core.serve.api import api_app
+
+
+def get(app, path: str, query: bytes) -> tuple[int, dict]:
+    """A GET of `path` with the raw query string `query` (bytes as a client sends them): status, JSON body."""
+    sent: list[dict] = []
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": query,
+        "headers": [(b"host", b"127.0.0.1")],
+        "client": ("127.0.0.1", 40000),
+        "server": ("127.0.0.1", 8501),
+    }
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return sent[0]["status"], json.loads(body)
+
+
+@pytest.fixture
+def app(tmp_path: Path):
+    settings = Settings.load({"data_dir": tmp_path / "db"}, environ={})
+    return api_app(lambda: settings)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        b"q=%ED%A0%80",  # an encoded lone surrogate: was searched as "\ufffd", 200
+        b"q=bees%FF&k=3",  # a byte that is no UTF-8
+        b"q=bees&k=%C3",  # a cut-off sequence, in another parameter
+        b"q=caf\xe9",  # a raw Latin-1 byte, not percent-encoded
+    ],
+)
+def test_a_query_string_that_is_not_utf8_is_a_400(app, query):
+    status, body = get(app, "/search", query)
+    assert status == 400 and body == {
+        "error": "The query string holds bytes that are not UTF-8 text: encode it as UTF-8.",
+        "status": 400,
+    }
+
+
+def test_a_utf8_query_string_is_read_as_text(app):
+    status, body = get(app, "/search", b"q=caf%C3%A9&q=cr%C3%A8me+br%C3%BBl%C3%A9e")
+    assert status == 200 and body == {"question": "crème brûlée", "hits": []}  # the last q, as Starlette's
+    # Raw UTF-8 (curl sends it unencoded) is text too: it was read as Latin-1, "cafÃ©".
+    assert get(app, "/search", "q=café".encode())[1]["question"] == "café"
+    assert get(app, "/search", b"q=&k=3")[0] == 400  # an empty question, as before
