@@ -72,8 +72,9 @@ except ConfigError as exc:
     st.error(str(exc))
     st.stop()
 
-# Tabs and expanders are keyed: the browser keeps the one the owner opened when the elements above
-# them change (a message shown after an action), instead of going back to the first tab, collapsed.
+# Expanders are keyed: the browser keeps the one the owner opened when the elements above them change
+# (a message shown after an action). The tabs are not: keyed, a click on another page while a field was
+# being typed in lost what was typed; unkeyed, they stay put behind show_flash's container.
 with st.expander("LLM preparation (optional)", key="prep_section"):
     st.caption(
         f"Uses {md(describe_llm(settings))}: at most two requests per post, replies cached (running again "
@@ -215,7 +216,7 @@ def preview(posts: list, scope: str = "paste") -> None:
 
 
 paste_tab, upload_tab, web_tab, posts_tab = st.tabs(
-    ["Paste a post", "Upload files", "From the web", "Stored posts"], key="ingest_tabs"
+    ["Paste a post", "Upload files", "From the web", "Stored posts"]
 )
 with web_tab:  # feeds, sitemaps and sites, remembered and synced (pages/shared/web_sources.py)
     web_sources_tab(settings)
@@ -225,11 +226,14 @@ with paste_tab:
     # What is typed here is kept while the owner visits other pages, until ingested or cleared.
     restore_draft("paste", PASTE_FIELDS)
     left, middle, right = st.columns([3, 2, 1])
-    title = left.text_input("Title", key="paste_title")
-    collection = middle.text_input("Collection", key="paste_collection")
-    fmt = right.selectbox("Format", FORMATS, key="paste_format")
-    date = st.date_input("Date (optional)", value=None, min_value=dt.date(1900, 1, 1), key="paste_date")
-    text = st.text_area("Text", height=260, key="paste_text", placeholder="Paste the post here…")
+    # Each change is kept as it comes in: a field left by clicking another page commits its value in
+    # the run that switches pages, which draws none of these widgets (only callbacks see it then).
+    keep = {"on_change": keep_draft, "args": ("paste", PASTE_FIELDS)}
+    title = left.text_input("Title", key="paste_title", **keep)
+    collection = middle.text_input("Collection", key="paste_collection", **keep)
+    fmt = right.selectbox("Format", FORMATS, key="paste_format", **keep)
+    date = st.date_input("Date (optional)", min_value=dt.date(1900, 1, 1), key="paste_date", **keep)
+    text = st.text_area("Text", height=260, key="paste_text", placeholder="Paste the post here…", **keep)
     col_preview, col_ingest, col_clear = st.columns([2, 2, 1])
     want_preview = col_preview.button("Preview chunks", key="paste_preview", width="stretch")
     want_ingest = col_ingest.button("Ingest post", key="paste_ingest", type="primary", width="stretch")

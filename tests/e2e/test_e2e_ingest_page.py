@@ -56,11 +56,26 @@ def open_tab(page) -> str:
     return page.locator('[role="tab"][aria-selected="true"]').inner_text()
 
 
+# Set before a field is committed, true once the app has run since: `idle` alone may look before the
+# rerun has started, and a page switched to then would never have been sent the value.
+WATCH_RUN = """() => {
+    window.inkwellRan = false;
+    const app = document.querySelector('[data-testid="stApp"]');
+    new MutationObserver(() => {
+        if (app.dataset.testScriptState === "running") window.inkwellRan = true;
+    }).observe(app, {attributes: true});
+}"""
+RAN = """() => window.inkwellRan
+    && document.querySelector('[data-testid="stApp"]').dataset.testScriptState === 'notRunning'"""
+
+
 def commit(page, label: str, text: str) -> None:
-    """Type into a text field and commit it (a rerun), as leaving the field would."""
+    """Type into a text field and commit it, as leaving the field would; return after the run it caused."""
     box = page.get_by_role("textbox", name=label, exact=True)
     box.fill(text)
+    page.evaluate(WATCH_RUN)
     box.press("Control+Enter" if box.evaluate("e => e.tagName") == "TEXTAREA" else "Enter")
+    page.wait_for_function(RAN)
     idle(page)
 
 

@@ -319,10 +319,10 @@ def layout(at) -> list[tuple[str, str | None]]:
 
 def test_a_message_after_an_action_leaves_the_ingest_tabs_and_sections_in_place(corpus):
     """A tab or expander that moved, or whose label changed, is reset by the browser (the first tab again,
-    collapsed): a flashed message fills a container drawn on every run, and tabs and sections are keyed."""
+    collapsed): a flashed message fills a container drawn on every run, and sections are keyed."""
     at = open_app("pages/posts.py")
     before = layout(at)
-    sections = {"ingest_tabs", "prep_section", "routing_section", "static_section", "share_section"}
+    sections = {"prep_section", "routing_section", "static_section", "share_section"}
     assert sections | {"recent_changes"} <= {key for _, key in before}, before
     select_rows(at, "posts_table", [0])
     button(at, "Delete selected").click().run()
