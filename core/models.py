@@ -7,10 +7,14 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Block:
-    """One paragraph of cleaned text, or a heading (which becomes the `section` of what follows)."""
+    """One paragraph of cleaned text, or a heading (which becomes the `section` of what follows).
+
+    A list is one block with an item per line; `list_style` says so ("bullet" or "ordered", "" for
+    anything else), so a reader sees it drawn as a list."""
 
     text: str
     heading: bool = False
+    list_style: str = ""
 
 
 @dataclass

@@ -82,7 +82,7 @@ def _finish(raw: list[Block], tags: list[str]) -> list[Block]:
     for block in raw:
         text = _tidy(_restore(block.text, tags))
         if visible(text):
-            blocks.append(Block(text, heading=block.heading))
+            blocks.append(Block(text, heading=block.heading, list_style=block.list_style))
     return blocks
 
 
@@ -137,6 +137,7 @@ def markdown_to_blocks(text: str) -> list[Block]:
     # Lines of the list or table being read; lists nest, so count depth.
     group: list[str] = []
     depth = 0
+    style = ""  # the outermost list's: "bullet" or "ordered" ("" for a table)
     row: list[str] = []
     in_cell = False
     for tok in _MD.parse(text):
@@ -146,11 +147,13 @@ def markdown_to_blocks(text: str) -> list[Block]:
         elif kind == "heading_close":
             heading = False
         elif kind in ("bullet_list_open", "ordered_list_open", "table_open"):
+            if depth == 0:
+                style = kind.removesuffix("_list_open") if kind != "table_open" else ""
             depth += 1
         elif kind in ("bullet_list_close", "ordered_list_close", "table_close"):
             depth -= 1
             if depth == 0:
-                blocks.append(Block("\n".join(group)))
+                blocks.append(Block("\n".join(group), list_style=style))
                 group = []
         elif kind == "tr_open":
             row = []

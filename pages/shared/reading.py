@@ -59,9 +59,15 @@ def marked_html(text: str, sentences: Sequence[str]) -> tuple[str, int]:
 
 
 def post_html(blocks: Sequence[Block], sentences: Sequence[str]) -> tuple[str, int]:
-    """The post's blocks as HTML (headings, paragraphs), the sentences marked; and how many were."""
+    """The post's blocks as HTML (headings, paragraphs, lists), the sentences marked; and how many were."""
     out, marked = [], 0
     for block in blocks:
+        if block.list_style:  # an item a line, each marked on its own
+            tag = "ol" if block.list_style == "ordered" else "ul"
+            items = [marked_html(line, sentences) for line in block.text.split("\n")]
+            marked += sum(count for _, count in items)
+            out.append(f"<{tag}>{''.join(f'<li>{body}</li>' for body, _ in items)}</{tag}>")
+            continue
         body, count = marked_html(block.text, sentences)
         marked += count
         out.append(f"<h3>{body}</h3>" if block.heading else f"<p>{body}</p>")

@@ -57,6 +57,26 @@ def test_reader_page_marks_the_quoted_sentence_and_runs_no_post_markup(data_dir,
     assert len(scripts) == 1 and "evil" not in scripts[0].proto.body  # our script alone, no post text
 
 
+def test_a_list_reads_as_a_list_with_its_quoted_item_marked(data_dir, embedder):
+    from core.parse import parse_text
+
+    settings = Settings.load({"data_dir": data_dir}, environ={})
+    text = "My sharpening kit:\n\n- A coarse stone for chips.\n- A fine stone for the edge.\n\nThat is all."
+    post = parse_text(text, "Kit", format="markdown")
+    assert ingest_posts([post], settings, store=Store(data_dir), embedder=embedder).ok
+    at = open_app()
+    at.query_params["post"] = post.post_id
+    at.query_params["q"] = ["A fine stone for the edge."]
+    at.switch_page("pages/read.py").run()
+    assert not at.exception
+    (body,) = [h.proto.body for h in at.html if "inkwell-post" in h.proto.body]
+    assert "<p>My sharpening kit:</p>" in body
+    assert (
+        '<ul><li>A coarse stone for chips.</li><li><mark class="inkwell-quote">A fine stone for the edge.'
+        "</mark></li></ul>" in body
+    ), body
+
+
 def test_a_quote_from_a_chunk_the_owner_edited_is_marked(data_dir, embedder):
     """An answer quotes the chunks; after an edit in the inspector they differ from the post as written,
     and the reader page shows the post as its chunks say rather than "edited since"."""

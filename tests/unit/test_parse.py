@@ -64,6 +64,15 @@ def error_text(result: ParseResult) -> str:
 # clean: markdown ------------------------------------------------------------------------------------
 
 
+def test_a_markdown_list_is_one_block_that_says_it_is_a_list() -> None:
+    md = "Steps:\n\n1. Flatten the back.\n2. Hone the edge.\n   - then strop it\n\nDone.\n"
+    assert markdown_to_blocks(md) == [
+        Block("Steps:"),
+        Block("Flatten the back.\nHone the edge.\nthen strop it", list_style="ordered"),
+        Block("Done."),
+    ]
+
+
 def test_markdown_strips_syntax_and_keeps_structure() -> None:
     md = """# Title with *emphasis*
 
@@ -93,7 +102,7 @@ Setext heading
     assert blocks == [
         Block("Title with emphasis", heading=True),
         Block("A link text with bold, inline code, and html."),
-        Block("first item\nsecond item"),
+        Block("first item\nsecond item", list_style="bullet"),
         Block("quoted words"),
         Block("block html here"),
         Block("Year | Place\n2019 | Spain"),
