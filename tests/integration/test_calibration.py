@@ -195,14 +195,21 @@ def test_calibration_declines_at_most_the_target_and_keeps_a_margin(samples):
     assert result.same_language.off_declined > loose.off_declined
 
 
-def test_calibrate_writes_the_profile_of_a_registered_model(corpus, tmp_path, monkeypatch):  # noqa: F811
-    """`inkwell calibrate --write` computes the bar from the sets and writes it into the profile the
-    registry names (here one of the user's own, replacing MiniLM's for this test only)."""
+def own_minilm_profile(tmp_path, monkeypatch) -> Path:
+    """A profiles folder of the user's own whose registry names MiniLM's profile, with the bar
+    0.9 / 0.9 / 0.0 / 0.05, in use for this test only; returns the folder."""
     own = tmp_path / "profiles"
     save_profile(ModelProfile(MINILM, Bar(0.9, 0.9, 0.0, 0.05)), own / "minilm.json")
     entry = {"model_id": MINILM, "backend": "sentence-transformers", "profile": "minilm.json"}
     (own / "registry.json").write_text(json.dumps({"models": [entry]}))
     monkeypatch.setenv(PROFILES_DIR_ENV, str(own))
+    return own
+
+
+def test_calibrate_writes_the_profile_of_a_registered_model(corpus, tmp_path, monkeypatch):  # noqa: F811
+    """`inkwell calibrate --write` computes the bar from the sets and writes it into the profile the
+    registry names (here one of the user's own, replacing MiniLM's for this test only)."""
+    own = own_minilm_profile(tmp_path, monkeypatch)
     on, off = tmp_path / "on.jsonl", tmp_path / "off.jsonl"
     on.write_text(
         '{"id": "q1", "text": "Which tomatoes split in wet Augusts?"}\n'
@@ -226,11 +233,7 @@ def test_calibrate_writes_the_profile_of_a_registered_model(corpus, tmp_path, mo
 
 def test_calibrate_refuses_an_empty_question_file_before_writing_a_bar(corpus, tmp_path, monkeypatch):  # noqa: F811
     """An empty --queries file would give a bar no answerable question moved, and --write would keep it."""
-    own = tmp_path / "profiles"
-    save_profile(ModelProfile(MINILM, Bar(0.9, 0.9, 0.0, 0.05)), own / "minilm.json")
-    entry = {"model_id": MINILM, "backend": "sentence-transformers", "profile": "minilm.json"}
-    (own / "registry.json").write_text(json.dumps({"models": [entry]}))
-    monkeypatch.setenv(PROFILES_DIR_ENV, str(own))
+    own = own_minilm_profile(tmp_path, monkeypatch)
     on, off = tmp_path / "on.jsonl", tmp_path / "off.jsonl"
     on.write_text("\n")
     off.write_text('{"id": "o1", "text": "Who won the 2018 football world cup?"}\n')
