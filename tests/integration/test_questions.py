@@ -275,7 +275,13 @@ def check_nothing_lost(log: QuestionLog, count: int) -> None:
 
 
 def test_a_question_answered_again_is_revised_not_logged_twice(tmp_path):
-    log = QuestionLog(Store(tmp_path / "db"))
+    check_revised(str(tmp_path / "db"))
+
+
+def check_revised(data_dir: str) -> None:
+    """The chat's "Search only …" re-ask: the logged row takes the new answer, keeps its id, loses the
+    old answer's rating."""
+    log = QuestionLog(Store(data_dir))
     first = log.add(Asked("Bees?", "en", "extractive", False, ("bees",), 0.4, "chat"))
     assert first and log.feedback(first, up=False, comment="wrong post")
     again = Asked("Bees?", "en", "none", True, (), 0.1, "chat")  # re-asked in another collection
@@ -284,7 +290,7 @@ def test_a_question_answered_again_is_revised_not_logged_twice(tmp_path):
     assert (row.question_id, row.mode, row.declined, row.posts) == (first, "none", True, ())
     assert row.feedback is None and row.comment == ""  # the rating was of the old answer
     assert not log.revise("0" * 32, again) and not log.revise("not an id", again)
-    assert not QuestionLog(Store(tmp_path / "db"), enabled=False).revise(first, again)
+    assert not QuestionLog(Store(data_dir), enabled=False).revise(first, again)
 
 
 def test_two_processes_writing_at_once_lose_nothing(tmp_path):
@@ -413,3 +419,9 @@ def test_with_the_multilingual_model_topics_group_across_languages():
     labelled = load_topic_set()
     score = score_topics(find_topics([q for q, _ in labelled], e5), labelled)
     assert score.purity >= 0.95 and score.completeness >= 0.7 and score.groups <= 3 * score.themes, score
+
+
+def test_a_question_answered_again_is_revised_on_s3_too(s3_server, monkeypatch):
+    for name, value in s3_server.env.items():
+        monkeypatch.setenv(name, value)
+    check_revised(s3_server.uri(f"revise-{os.getpid()}-{time.monotonic_ns()}"))
