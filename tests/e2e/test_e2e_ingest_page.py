@@ -60,10 +60,20 @@ def open_tab(page) -> str:
 # rerun has started, and a page switched to then would never have been sent the value.
 WATCH_RUN = """() => {
     window.inkwellRan = false;
-    const app = document.querySelector('[data-testid="stApp"]');
-    new MutationObserver(() => {
-        if (app.dataset.testScriptState === "running") window.inkwellRan = true;
-    }).observe(app, {attributes: true});
+    // The whole document, not one element: the app may draw its root anew, and an observer of the old
+    // one would never see the run. A state changed from "running" counts too: it may be over by the time
+    // the observer is called.
+    const state = '[data-testid="stApp"]';
+    new MutationObserver((changes) => {
+        const app = document.querySelector(state);
+        if ((app && app.dataset.testScriptState === "running")
+            || changes.some((c) => c.oldValue === "running")) {
+            window.inkwellRan = true;
+        }
+    }).observe(document, {
+        attributes: true, attributeOldValue: true, childList: true, subtree: true,
+        attributeFilter: ["data-test-script-state"],
+    });
 }"""
 RAN = """() => window.inkwellRan
     && document.querySelector('[data-testid="stApp"]').dataset.testScriptState === 'notRunning'"""
