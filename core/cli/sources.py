@@ -41,6 +41,14 @@ def interval_seconds(text: str) -> float:
     return seconds
 
 
+def interval_option(_ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """--every's seconds; a value that is not an interval is a usage error (exit 2) before any sync."""
+    try:
+        return interval_seconds(value) if value else None
+    except ValueError as error:
+        raise click.BadParameter(str(error), param=param) from None
+
+
 def progress_lines() -> Progress:
     """Fetch and ingest progress on stderr, one line at most every second (and the last one). Nothing for
     a step with nothing to count (total 0: an address that could not be read, no posts to ingest), whose
@@ -157,14 +165,18 @@ def ingest_remembered(
     help="Remove posts a sitemap, site, folder or export no longer lists (named first).",
 )
 @click.option(
-    "--every", "every", metavar="INTERVAL", help="Sync again every INTERVAL (30m, 1h, 1d) until stopped."
+    "--every",
+    "every",
+    metavar="INTERVAL",
+    callback=interval_option,
+    help="Sync again every INTERVAL (30m, 1h, 1d) until stopped.",
 )
 @click.option("--timeout", type=click.FloatRange(0.1, 600), help="Seconds to wait for a server (10).")
 @click.option("--runs", type=click.IntRange(1), hidden=True, help="With --every: stop after this many.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def sync(
     prune: bool,
-    every: str | None,
+    every: float | None,
     timeout: float | None,
     runs: int | None,
     as_json: bool,
@@ -178,7 +190,7 @@ def sync(
     from core.store import Store
     from core.store.sources import Sources
 
-    wait = interval_seconds(every) if every else None
+    wait = every
     settings = settings_for(data_dir)
     done = 0
     while True:

@@ -508,7 +508,7 @@ def test_sync_every_interval_runs_again(tmp_path):
         assert site.hits("/only-post") == before + 2 and time.monotonic() - started >= 1
         assert looped.stdout.count("0 new, 0 updated, 1 unchanged") == 2
     bad = run("sync", "--every", "soon", data_dir=db)
-    assert bad.exit_code == 1 and "not an interval" in bad.output
+    assert bad.exit_code == 2 and "not an interval" in bad.output  # a usage error, before any sync
 
 
 # Bad input, by name -----------------------------------------------------------------------------------------
