@@ -9,7 +9,14 @@ back, 15 that stand alone; each with the posts that answer it, best first, grade
 1 for the others): nDCG@10 and recall@10 of the posts found (the default hybrid retrieval), and how
 often the rule's decision matches the label. The rule was written looking at these pairs, so a second
 check is printed: each of the 15 demo questions (all standalone) asked right after the one before it,
-judged by data/demo/eval/qrels.tsv. Figures, not asserts.
+judged by data/demo/eval/qrels.tsv.
+
+Then the answers a reader gets to a follow-up that refers back (the built-in setup: extractive, no
+model rewrite; the previous question asked and answered first, as in the chat): how often the answer
+holds one of the follow-up's evidence quotes, is declined, or only repeats the previous answer. On the
+15 referring pairs of followups.jsonl (the rule and the quote were written looking at these) and on
+followups_heldout.jsonl (20 referring, written without seeing the answer code; only reported, never
+tuned on). Figures, not asserts.
 """
 
 from __future__ import annotations
@@ -25,11 +32,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.answer import take_turn
 from core.answer.question import needs_context
 from core.config import Settings
 from core.embed import get_embedder
 from core.evaluate import load_qrels, load_queries
-from core.evaluate.metrics import doc_ranking, ndcg_at_k, recall_at_k
+from core.evaluate.metrics import doc_ranking, evidence_found, ndcg_at_k, recall_at_k
 from core.ingest import ingest_paths
 from core.search import search
 from core.store import Store
@@ -45,6 +53,30 @@ def query_for(strategy: str, previous: str, followup: str) -> str:
     if strategy == "always joined":
         return joined
     return joined if needs_context(followup) else followup
+
+
+def _words(text: str) -> str:
+    return " ".join("".join(c if c.isalnum() else " " for c in text.casefold()).split())
+
+
+def answer_row(name: str, pairs: list[dict], settings: Settings, store: Store, embedder) -> dict:
+    """How the follow-ups of `pairs` that refer back and have evidence are answered."""
+    counts = {"set": name, "follow-ups": 0, "evidence in answer": 0, "declined": 0, "repeats": 0}
+    for pair in pairs:
+        if not pair.get("refers") or not pair.get("evidence"):
+            continue
+        first = take_turn(pair["previous"], settings, store=store, embedder=embedder).reply
+        said = "".join(first)
+        history = [{"role": "user", "content": pair["previous"]}, {"role": "assistant", "content": said}]
+        reply = take_turn(pair["followup"], settings, store=store, embedder=embedder, history=history).reply
+        text = "".join(reply)
+        counts["follow-ups"] += 1
+        if reply.mode != "extractive":
+            counts["declined"] += 1
+            continue
+        counts["evidence in answer"] += bool(evidence_found([text], pair["evidence"], 1))
+        counts["repeats"] += all(_words(q.text) in _words(said) for q in reply.quotes)
+    return counts
 
 
 def markdown(rows: list[dict]) -> str:
@@ -105,6 +137,20 @@ def main() -> None:
                         f"{item['followup']!r}"
                     )
             print(markdown(rows))
+
+        extractive = Settings.load({"data_dir": settings.data_dir, "answer_mode": "extractive"}, environ={})
+        heldout = [
+            json.loads(line) for line in (DEMO / "eval" / "followups_heldout.jsonl").read_text().splitlines()
+        ]
+        print("\nanswers to follow-ups that refer back (built-in setup, extractive):")
+        print(
+            markdown(
+                [
+                    answer_row("followups.jsonl (tuning)", pairs, extractive, store, embedder),
+                    answer_row("followups_heldout.jsonl (held out)", heldout, extractive, store, embedder),
+                ]
+            )
+        )
 
 
 if __name__ == "__main__":
