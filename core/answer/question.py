@@ -129,6 +129,13 @@ def needs_context(question: str) -> bool:
     return len(content) <= limit and any(w in cues.referring for w in words)
 
 
+def joined_followup(question: str, history: list[dict] | None) -> str:
+    """`question` after the reader's previous question (what a follow-up is searched for when no model
+    rewrites it); the question alone when there is no previous one."""
+    previous = [m["content"] for m in clean_history(history) if m["role"] == "user"]
+    return f"{previous[-1].strip()} {question.strip()}" if previous else question
+
+
 def rewrite_followup(
     question: str, history: list[dict] | None, settings: Settings, *, use_model: bool = True
 ) -> str:
@@ -144,8 +151,7 @@ def rewrite_followup(
     if not turns or not question.strip() or not needs_context(question):
         return question
     if settings.uses_builtin_llm or not use_model:
-        previous = [m["content"] for m in turns if m["role"] == "user"]
-        return f"{previous[-1].strip()} {question.strip()}" if previous else question
+        return joined_followup(question, turns)
     transcript = "\n".join(
         f"{'Reader' if m['role'] == 'user' else 'Author'}: {m['content'].strip()}" for m in turns
     )

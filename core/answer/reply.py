@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from core.answer.abstain import Suggestion, Verdict, judge
 from core.answer.extractive import ExtractiveAnswer, Quote, extract_answer
-from core.answer.generate import AnswerStream, Source, answer, clean_history, sources_of
+from core.answer.generate import AnswerStream, Source, answer, sources_of
 from core.answer.grounding import Grounding, SentenceSupport, excerpts_language, unreadable
 from core.config import ANSWER_MODES, Settings
 from core.embed import Embedder, cross_lingual
@@ -240,6 +240,7 @@ def reply(
     mode: str | None = None,
     query: str | None = None,
     bar: Bar | None = None,
+    joined: bool = False,
 ) -> Reply:
     """Decide how to answer `question` from `hits` and prepare the reply (a generated one streams when
     iterated). The extractive candidates are scored in every mode: they are what the relevance bar is
@@ -274,19 +275,13 @@ def reply(
         # embedding model): the author's own sentences rather than a generated answer nobody checked.
         chosen = "extractive"
     if chosen == "extractive":
-        if searched != question and (said := _last_answer(history)):
-            # A follow-up searched with the question before it finds that question's passage again:
-            # the reader has read it, so what they ask now starts elsewhere (the bar judged them all).
-            extracted = extract_answer(searched, hits, embedder, said=said)
+        if joined:
+            # The join found the posts; scored against it, the sentences that answered the question before
+            # win again and the reader reads the last answer twice. What they ask now picks among them.
+            extracted = extract_answer(question, hits, embedder)
         return Reply(question, "extractive", verdict, hits, extracted, text=extracted.text, _started=started)
     stream = answer(question, hits, settings, history, embedder=embedder)
     return Reply(question, "generative", verdict, hits, extracted, stream=stream, _started=started)
-
-
-def _last_answer(history: list[dict] | None) -> str:
-    """The text of the last answer in `history` ("" when none)."""
-    answers = [m["content"] for m in clean_history(history) if m["role"] == "assistant"]
-    return answers[-1] if answers else ""
 
 
 def cannot_read(question: str, hits: Sequence[Hit], embedder: Embedder) -> str:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from core.answer.question import rewrite_followup, translate_for_corpus
+from core.answer.question import joined_followup, rewrite_followup, translate_for_corpus
 from core.answer.reply import Reply, reply
 from core.config import Settings
 from core.embed import Embedder
@@ -53,6 +53,7 @@ class Searched:
     history: list[dict] = field(default_factory=list)
     skipped: dict[str, LLMError] = field(default_factory=dict)
     bar: Bar | None = None  # the relevance bar on the searched table's floor (None: the profile's as is)
+    joined: bool = False  # a follow-up searched joined to the question before it (no model rewrote it)
 
     @property
     def rewritten(self) -> bool:
@@ -76,6 +77,7 @@ class Searched:
             mode=mode,
             query=self.query,
             bar=self.bar,
+            joined=self.joined,
         )
 
 
@@ -135,11 +137,14 @@ def search_turn(
             query = rewrite_followup(question, turns, settings, use_model=use_model)
         except LLMError as exc:
             skipped["rewrite"] = exc
+    joined = query != question and query == joined_followup(question, turns)
     if settings.should_translate:
         try:
-            query = translate_for_corpus(query, settings, store)
+            translated = translate_for_corpus(query, settings, store)
         except LLMError as exc:
             skipped["translate"] = exc
+        else:
+            joined, query = joined and translated == query, translated
     decision, retrieval = route_and_search(
         query,
         settings,
@@ -147,7 +152,8 @@ def search_turn(
         embedder=embedder,
         chosen=None if collections is None else list(collections),
     )
-    return Searched(question, query, decision, retrieval, turns, skipped, bar_for_table(store, embedder))
+    bar = bar_for_table(store, embedder)
+    return Searched(question, query, decision, retrieval, turns, skipped, bar, joined)
 
 
 def take_turn(

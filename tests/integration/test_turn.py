@@ -109,43 +109,54 @@ def _words(text: str) -> str:
     return " ".join("".join(c if c.isalnum() else " " for c in text.casefold()).split())
 
 
-def test_a_follow_up_that_refers_back_is_not_answered_with_the_previous_answer(embedder, demo_table):
-    # Joined with the question before it, a follow-up finds that question's passage again; quoting it
-    # again (14 of these 15 did) tells the reader nothing new. The built-in setup: no model rewrites.
+def _referring_pairs() -> list[dict]:
+    """The tuning follow-ups that refer back, with the quotes that answer them (the held-out ones in
+    followups_heldout.jsonl are only reported, by bench/followups.py)."""
+    pairs = []
+    for name in ("followups.jsonl", "followups_more.jsonl"):
+        lines = (DEMO_EVAL / name).read_text(encoding="utf-8").splitlines()
+        pairs += [p for p in map(json.loads, lines) if p["refers"] and p.get("evidence")]
+    return pairs
+
+
+def test_a_joined_follow_up_is_answered_for_what_it_asks(embedder, demo_table):
+    # Joined with the question before it (the built-in setup: no model rewrites), a follow-up finds that
+    # question's posts. Its sentences scored against the join, the last answer came back (37 of these 55
+    # quoted only sentences already said) and held what was asked 16 times when kept out; scored against
+    # the follow-up as asked, 23.
+    from core.evaluate.metrics import evidence_found
+
     settings, store = demo_table
     settings = Settings.load({"data_dir": settings.data_dir, "answer_mode": "extractive"}, environ={})
-    lines = (DEMO_EVAL / "followups.jsonl").read_text(encoding="utf-8").splitlines()
-    pairs = [json.loads(line) for line in lines]
-    pairs = [p for p in pairs if p["refers"]]
-    repeated, answered = 0, 0
+    pairs = _referring_pairs()
+    repeated = answered = 0
     for pair in pairs:
-        first = take_turn(pair["previous"], settings, store=store, embedder=embedder).reply
-        said = "".join(first)
+        said = "".join(take_turn(pair["previous"], settings, store=store, embedder=embedder).reply)
         history = [{"role": "user", "content": pair["previous"]}, {"role": "assistant", "content": said}]
         turn = take_turn(pair["followup"], settings, store=store, embedder=embedder, history=history)
         text = "".join(turn.reply)
-        assert turn.rewritten, pair  # joined: the case this is about
-        if turn.reply.mode == "extractive":
-            answered += 1
-            # Every sentence it starts from was already said: the answer repeats the last one.
-            repeated += all(_words(q.text) in _words(said) for q in turn.reply.quotes)
         assert "…" not in text
-    assert answered >= 12 and repeated <= 1, (answered, repeated)
+        if turn.reply.mode == "extractive":
+            answered += bool(evidence_found([text], pair["evidence"], 1))
+            repeated += all(_words(q.text) in _words(said) for q in turn.reply.quotes)
+    assert len(pairs) == 55 and answered >= 20 and repeated <= 12, (answered, repeated)
 
 
-def test_a_sentence_already_said_starts_no_passage_unless_nothing_else_can(embedder, demo_table):
-    from core.answer.extractive import extract_answer
-    from core.search import search
-
-    settings, store = demo_table
-    question = "Where did the cherry for the writing desk come from?"
-    hits = search(question, settings, store=store, embedder=embedder).hits
-    first = extract_answer(question, hits, embedder)
-    again = extract_answer(question, hits, embedder, said=first.text)
-    assert first.sentences and again.sentences
-    assert any(_words(q.text) not in _words(first.text) for q in again.sentences)  # not the same again
-    only = hits[:1]  # one chunk: when every sentence was said, the answer is still given
-    everything = " ".join(
-        q.text for q in extract_answer(question, only, embedder, max_words=10_000).sentences
+def test_only_a_follow_up_joined_without_a_model_is_marked_joined(embedder, table: Store, scripted):
+    # A model's standalone rewrite is what the quote should answer; only a join is quoted for the
+    # question as asked.
+    history = [
+        {"role": "user", "content": "When does swarming season start?"},
+        {"role": "assistant", "content": "Swarming season starts in May."},
+    ]
+    builtin = Settings.load({"data_dir": table.data_dir}, environ={})
+    joined = search_turn("And why does it happen?", builtin, store=table, embedder=embedder, history=history)
+    assert joined.joined and joined.query == "When does swarming season start? And why does it happen?"
+    fresh = search_turn(
+        "How is the sourdough starter fed?", builtin, store=table, embedder=embedder, history=history
     )
-    assert extract_answer(question, only, embedder, said=everything).sentences
+    assert not fresh.joined
+    model = builtin.replace(openai_base_url=scripted.base_url, max_retries=1, translate_question=False)
+    scripted.chat("Why do bees swarm?")
+    rewritten = search_turn("And why does it happen?", model, store=table, embedder=embedder, history=history)
+    assert rewritten.query == "Why do bees swarm?" and not rewritten.joined
