@@ -16,7 +16,9 @@ model rewrite; the previous question asked and answered first, as in the chat): 
 holds one of the follow-up's evidence quotes, is declined, or only repeats sentences of the previous
 answer. On the 15 referring pairs of followups.jsonl and the 40 of followups_more.jsonl (tuning: the
 rule and the quote were chosen on these) and on followups_heldout.jsonl (20 referring, written without
-seeing the answer code; only reported, never tuned on). Figures, not asserts.
+seeing the answer code; only reported, never tuned on). Last, follow-ups that refer back and that the
+posts do not answer, which should be declined: followups_unanswerable.jsonl (30, tuning) and
+followups_unanswerable_heldout.jsonl (15, held out). Figures, not asserts.
 """
 
 from __future__ import annotations
@@ -60,10 +62,11 @@ def _words(text: str) -> str:
 
 
 def answer_row(name: str, pairs: list[dict], settings: Settings, store: Store, embedder) -> dict:
-    """How the follow-ups of `pairs` that refer back and have evidence are answered."""
+    """How the follow-ups of `pairs` that refer back and have evidence (or are marked unanswerable) are
+    answered."""
     counts = {"set": name, "follow-ups": 0, "evidence in answer": 0, "declined": 0, "repeats": 0}
     for pair in pairs:
-        if not pair.get("refers") or not pair.get("evidence"):
+        if not pair.get("refers") or not (pair.get("evidence") or pair.get("answerable") is False):
             continue
         first = take_turn(pair["previous"], settings, store=store, embedder=embedder).reply
         said = "".join(first)
@@ -74,7 +77,7 @@ def answer_row(name: str, pairs: list[dict], settings: Settings, store: Store, e
         if reply.mode != "extractive":
             counts["declined"] += 1
             continue
-        counts["evidence in answer"] += bool(evidence_found([text], pair["evidence"], 1))
+        counts["evidence in answer"] += bool(evidence_found([text], pair.get("evidence", []), 1))
         counts["repeats"] += all(_words(q.text) in _words(said) for q in reply.quotes)
     return counts
 
@@ -139,9 +142,14 @@ def main() -> None:
             print(markdown(rows))
 
         extractive = Settings.load({"data_dir": settings.data_dir, "answer_mode": "extractive"}, environ={})
-        more, heldout = (
+        more, heldout, unanswerable, unanswerable_heldout = (
             [json.loads(line) for line in (DEMO / "eval" / name).read_text().splitlines()]
-            for name in ("followups_more.jsonl", "followups_heldout.jsonl")
+            for name in (
+                "followups_more.jsonl",
+                "followups_heldout.jsonl",
+                "followups_unanswerable.jsonl",
+                "followups_unanswerable_heldout.jsonl",
+            )
         )
         right = sum(needs_context(pair["followup"]) == pair["refers"] for pair in heldout)
         print(
@@ -154,6 +162,23 @@ def main() -> None:
                     answer_row("followups.jsonl (tuning)", pairs, extractive, store, embedder),
                     answer_row("followups_more.jsonl (tuning)", more, extractive, store, embedder),
                     answer_row("followups_heldout.jsonl (held out)", heldout, extractive, store, embedder),
+                ]
+            )
+        )
+        print("\nfollow-ups that refer back and that the posts do not answer (to be declined):")
+        print(
+            markdown(
+                [
+                    answer_row(
+                        "followups_unanswerable.jsonl (tuning)", unanswerable, extractive, store, embedder
+                    ),
+                    answer_row(
+                        "followups_unanswerable_heldout.jsonl (held out)",
+                        unanswerable_heldout,
+                        extractive,
+                        store,
+                        embedder,
+                    ),
                 ]
             )
         )
