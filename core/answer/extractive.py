@@ -88,7 +88,6 @@ PLAIN_JOINS = {"space": " ", "line": "\n", "paragraph": "\n\n"}
 # A sentence that announces the next one: a lead-in ending in a colon, or an opener of the language's
 # ("Here is/are …": core/text/languages.py).
 MIN_SIGNPOST_WORDS = 3
-_WORD = re.compile(r"\w+")
 _QUESTION_END = re.compile(r"""\?["'”’)\]]*$""")
 
 

@@ -274,11 +274,12 @@ def reply(
         # The grounding check could not read an answer in the question's language (an English-only
         # embedding model): the author's own sentences rather than a generated answer nobody checked.
         chosen = "extractive"
+    if joined:
+        # The join found the posts; scored against it, the sentences that answered the question before win
+        # again and the reader reads the last answer twice. What they ask now picks among them (the quote,
+        # or the one a generated answer falls back to).
+        extracted = extract_answer(question, hits, embedder)
     if chosen == "extractive":
-        if joined:
-            # The join found the posts; scored against it, the sentences that answered the question before
-            # win again and the reader reads the last answer twice. What they ask now picks among them.
-            extracted = extract_answer(question, hits, embedder)
         return Reply(question, "extractive", verdict, hits, extracted, text=extracted.text, _started=started)
     stream = answer(question, hits, settings, history, embedder=embedder)
     return Reply(question, "generative", verdict, hits, extracted, stream=stream, _started=started)
