@@ -88,6 +88,7 @@ PLAIN_JOINS = {"space": " ", "line": "\n", "paragraph": "\n\n"}
 # A sentence that announces the next one: a lead-in ending in a colon, or an opener of the language's
 # ("Here is/are …": core/text/languages.py).
 MIN_SIGNPOST_WORDS = 3
+_WORD = re.compile(r"\w+")
 _QUESTION_END = re.compile(r"""\?["'”’)\]]*$""")
 
 
@@ -230,15 +231,21 @@ def extract_answer(
     *,
     max_words: int = MAX_WORDS,
     max_candidates: int = MAX_CANDIDATES,
+    said: str = "",
 ) -> ExtractiveAnswer:
     """The author's sentences that best answer `question`, from `hits` (best first).
 
     Three embedding calls (the question, the chunks' headings, the candidates); no language model.
-    No hits, or no readable sentence in them, gives an answer without sentences (`empty`).
+    No hits, or no readable sentence in them, gives an answer without sentences (`empty`). `said` is
+    what the reader was already answered ("tell me more"): a sentence it holds starts no passage, unless
+    no other sentence can (it may still come along as context).
     """
     started = time.perf_counter()
     units = _units(hits[:MAX_HITS])
     candidates = [i for i, u in enumerate(units) if u.readable]
+    if said:
+        told = _word_string(said)
+        candidates = [i for i in candidates if _word_string(units[i].text) not in told] or candidates
     if not candidates:
         return ExtractiveAnswer(question, [], embedder.model_id, seconds=time.perf_counter() - started)
 
@@ -415,6 +422,12 @@ def warm_up(
             return start
         passage_vectors.embed(embedder, batch[start : start + WARM_UP_BATCH])
     return len(batch)
+
+
+def _word_string(text: str) -> str:
+    """The text's words, lower case, one space apart, with spaces at both ends: a sentence was said
+    when its word string is inside the answer's, whatever Markdown escapes or line breaks it had."""
+    return f" {' '.join(_WORD.findall(text.casefold()))} "
 
 
 def _units(hits: Sequence[Hit]) -> list[_Unit]:

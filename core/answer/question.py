@@ -93,6 +93,8 @@ REWRITE_PROMPT = (
 )
 
 
+_NOT_WORD = re.compile(r"[^\w'\- ]+")
+
 # With a word pointing back, a follow-up of at most this many content words more is joined ("What did
 # that one cost?"); without one, only a question of at most one content word is ("How did he react?"):
 # "What is the capital of France?" stands alone, however short.
@@ -129,11 +131,35 @@ def needs_context(question: str) -> bool:
     return len(content) <= limit and any(w in cues.referring for w in words)
 
 
+def asks_for_more(question: str) -> bool:
+    """Whether the question only asks for more of the last answer ("Tell me more.", "go on", "weiter"):
+    the whole question is one of its language's `more_requests` (every language's when too short to tell)."""
+    text = " ".join(_NOT_WORD.sub(" ", question.lower().replace("’", "'")).split())
+    return bool(text) and text in language(detect_language(question)).more_requests
+
+
+def previous_question(history: list[dict] | None) -> str:
+    """The reader's last question in `history` that asked something itself (not "tell me more"); ""."""
+    asked = [m["content"] for m in clean_history(history) if m["role"] == "user"]
+    return next((q for q in reversed(asked) if not asks_for_more(q)), "")
+
+
+def answers_since_question(history: list[dict] | None) -> list[str]:
+    """The answers given since the reader's last question that asked something itself (`previous_question`):
+    the last answer, and the ones to "tell me more" after it."""
+    turns = clean_history(history)
+    start = max(
+        (i for i, m in enumerate(turns) if m["role"] == "user" and not asks_for_more(m["content"])),
+        default=-1,
+    )
+    return [m["content"] for m in turns[start + 1 :] if m["role"] == "assistant"]
+
+
 def joined_followup(question: str, history: list[dict] | None) -> str:
     """`question` after the reader's previous question (what a follow-up is searched for when no model
     rewrites it); the question alone when there is no previous one."""
-    previous = [m["content"] for m in clean_history(history) if m["role"] == "user"]
-    return f"{previous[-1].strip()} {question.strip()}" if previous else question
+    previous = previous_question(history)
+    return f"{previous.strip()} {question.strip()}" if previous else question
 
 
 def rewrite_followup(
@@ -145,9 +171,12 @@ def rewrite_followup(
     (`needs_context`): gluing a new topic onto the previous question only blurs the search. A follow-up
     that refers back is joined to the previous question with the built-in model (too small to rewrite
     reliably; the joined text is a decent retrieval query) or when `use_model` is False (the model is busy),
-    and rewritten by the model otherwise (one LLM call; failures raise LLMError).
+    and rewritten by the model otherwise (one LLM call; failures raise LLMError). A request for more
+    ("tell me more", `asks_for_more`) is the previous question again, with no model call.
     """
     turns = clean_history(history)
+    if asks_for_more(question) and (previous := previous_question(turns)):
+        return previous  # more of the last answer: its question, searched again (no model needed)
     if not turns or not question.strip() or not needs_context(question):
         return question
     if settings.uses_builtin_llm or not use_model:

@@ -38,6 +38,7 @@ from core.answer.abstain import Suggestion, Verdict, judge
 from core.answer.extractive import ExtractiveAnswer, Quote, extract_answer
 from core.answer.generate import AnswerStream, Source, answer, sources_of
 from core.answer.grounding import Grounding, SentenceSupport, excerpts_language, unreadable
+from core.answer.question import answers_since_question
 from core.config import ANSWER_MODES, Settings
 from core.embed import Embedder, cross_lingual
 from core.llm import LLMError
@@ -240,7 +241,7 @@ def reply(
     mode: str | None = None,
     query: str | None = None,
     bar: Bar | None = None,
-    joined: bool = False,
+    follow_up: str = "",
 ) -> Reply:
     """Decide how to answer `question` from `hits` and prepare the reply (a generated one streams when
     iterated). The extractive candidates are scored in every mode: they are what the relevance bar is
@@ -274,11 +275,13 @@ def reply(
         # The grounding check could not read an answer in the question's language (an English-only
         # embedding model): the author's own sentences rather than a generated answer nobody checked.
         chosen = "extractive"
-    if joined:
+    if follow_up == "joined":
         # The join found the posts; scored against it, the sentences that answered the question before win
         # again and the reader reads the last answer twice. What they ask now picks among them (the quote,
         # or the one a generated answer falls back to).
         extracted = extract_answer(question, hits, embedder)
+    elif follow_up == "more":
+        extracted = extract_answer(searched, hits, embedder, said="\n".join(answers_since_question(history)))
     if chosen == "extractive":
         return Reply(question, "extractive", verdict, hits, extracted, text=extracted.text, _started=started)
     stream = answer(question, hits, settings, history, embedder=embedder)

@@ -23,7 +23,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from core.answer.question import joined_followup, rewrite_followup, translate_for_corpus
+from core.answer.question import (
+    asks_for_more,
+    joined_followup,
+    previous_question,
+    rewrite_followup,
+    translate_for_corpus,
+)
 from core.answer.reply import Reply, reply
 from core.config import Settings
 from core.embed import Embedder
@@ -53,7 +59,10 @@ class Searched:
     history: list[dict] = field(default_factory=list)
     skipped: dict[str, LLMError] = field(default_factory=dict)
     bar: Bar | None = None  # the relevance bar on the searched table's floor (None: the profile's as is)
-    joined: bool = False  # a follow-up searched joined to the question before it (no model rewrote it)
+    # How a follow-up was searched: "joined" to the question before it (no model rewrote it), or "more":
+    # that question again, for more of its answer ("tell me more"); "" for a question searched as asked
+    # or rewritten by a model.
+    follow_up: str = ""
 
     @property
     def rewritten(self) -> bool:
@@ -77,7 +86,7 @@ class Searched:
             mode=mode,
             query=self.query,
             bar=self.bar,
-            joined=self.joined,
+            follow_up=self.follow_up,
         )
 
 
@@ -137,14 +146,23 @@ def search_turn(
             query = rewrite_followup(question, turns, settings, use_model=use_model)
         except LLMError as exc:
             skipped["rewrite"] = exc
-    joined = query != question and query == joined_followup(question, turns)
+    follow_up = ""
+    if query != question and query == joined_followup(question, turns):
+        follow_up = "joined"
+    elif query != question and asks_for_more(question) and query == previous_question(turns):
+        follow_up = "more"
     if settings.should_translate:
         try:
             translated = translate_for_corpus(query, settings, store)
         except LLMError as exc:
             skipped["translate"] = exc
         else:
-            joined, query = joined and translated == query, translated
+            # A joined follow-up's quote is scored against the question as asked, in its own language:
+            # once translated, the translation is.
+            follow_up, query = (
+                ("" if follow_up == "joined" and translated != query else follow_up),
+                translated,
+            )
     decision, retrieval = route_and_search(
         query,
         settings,
@@ -153,7 +171,7 @@ def search_turn(
         chosen=None if collections is None else list(collections),
     )
     bar = bar_for_table(store, embedder)
-    return Searched(question, query, decision, retrieval, turns, skipped, bar, joined)
+    return Searched(question, query, decision, retrieval, turns, skipped, bar, follow_up)
 
 
 def take_turn(

@@ -28,6 +28,10 @@ def _split(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+def _phrases(text: str) -> frozenset[str]:
+    return frozenset(text.split("|"))
+
+
 def _numbers(units: str, tens: str, big: dict[str, int]) -> dict[str, int]:
     """Number words: `units` are 0..19 in order, `tens` 20..90 in order, `big` the rest."""
     found = {w: i for i, w in enumerate(units.split())}
@@ -45,6 +49,9 @@ class Language:
     referring: frozenset[str] = frozenset()
     # A follow-up starting like this continues the previous question ("And the cost?"): lower case.
     continuations: tuple[str, ...] = ()
+    # Whole questions that ask for more of the last answer ("tell me more", "go on"): lower case, without
+    # punctuation.
+    more_requests: frozenset[str] = frozenset()
     # Words that ask and carry no content ("what", "does"), beside the function words.
     question_words: frozenset[str] = frozenset()
     # Spelled numbers → value; "tens-units" hyphenated compounds are read when `hyphenated_tens`.
@@ -114,6 +121,12 @@ ENGLISH = Language(
         "second third more extra else also again then"
     ),
     continuations=("and ", "but ", "so ", "also ", "what about", "how about"),
+    more_requests=_phrases(
+        "more|more please|tell me more|tell me more please|please tell me more|"
+        "tell me more about it|tell me more about that|tell me more about this|say more|"
+        "go on|go on please|please go on|continue|please continue|keep going|and then|"
+        "what else|anything else|what happened next|and|then what"
+    ),
     question_words=_split("what why how when where who whom which whose does did do is are was were"),
     number_words=_numbers(
         "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
@@ -136,6 +149,10 @@ GERMAN = Language(
     "de",
     referring=_split("es das dies diese dieser dieses dazu davon damit darüber ihn ihm ihr ihnen"),
     continuations=("und ", "aber ", "also ", "und was", "was ist mit", "wie ist es mit"),
+    more_requests=_phrases(
+        "mehr|weiter|und weiter|erzähl mehr|erzähl mir mehr|erzählen sie mehr|"
+        "erzählen sie mir mehr|und dann|was noch|sonst noch etwas|mach weiter"
+    ),
     question_words=_split("was warum wie wann wo wer wen wem wessen welche welcher welches"),
     number_words=_numbers(
         "null eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf dreizehn vierzehn fünfzehn "
@@ -157,6 +174,10 @@ FRENCH = Language(
     "fr",
     referring=_split("ça cela ceci celui celle ceux celles lui leur leurs en y aussi encore"),
     continuations=("et ", "mais ", "donc ", "et pour", "et si"),
+    more_requests=_phrases(
+        "encore|continue|continuez|dis m'en plus|dites m'en plus|dis-m'en plus|"
+        "dites-m'en plus|et ensuite|et après|quoi d'autre|et puis|raconte-moi plus"
+    ),
     question_words=_split("que quoi qui quel quelle quels quelles comment pourquoi quand où combien"),
     number_words=_numbers(
         "zéro un deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize "
@@ -177,6 +198,9 @@ SPANISH = Language(
     "es",
     referring=_split("eso esto esa ese esas esos aquello lo la los las le les también otra otro otros"),
     continuations=("y ", "pero ", "entonces ", "¿y ", "y qué", "¿y qué"),
+    more_requests=_phrases(
+        "más|sigue|continúa|continúe|cuéntame más|dime más|cuénteme más|y luego|y después|qué más|algo más"
+    ),
     question_words=_split("qué que cómo como por porqué cuándo dónde quién quiénes cuál cuáles cuánto"),
     number_words=_numbers(
         "cero uno dos tres cuatro cinco seis siete ocho nueve diez once doce trece catorce quince "
@@ -197,6 +221,10 @@ TURKISH = Language(
     "tr",
     referring=_split("bu şu o onu ona onun bunu bunun şunu onlar onları ayrıca"),
     continuations=("ve ", "peki", "ama ", "ya "),
+    more_requests=_phrases(
+        "devam|devam et|devam edin|daha fazla anlat|biraz daha anlat|daha fazla|sonra|"
+        "ve sonra|başka|başka ne var|anlatmaya devam et"
+    ),
     question_words=_split("ne neden niçin nasıl nerede ne zaman kim hangi kaç mi mı mu mü"),
     number_words=_numbers(
         "sıfır bir iki üç dört beş altı yedi sekiz dokuz on",
@@ -220,6 +248,7 @@ UNKNOWN = Language(
     UNDETERMINED,
     referring=frozenset().union(*(lang.referring for lang in LANGUAGES.values())),
     continuations=tuple(c for lang in LANGUAGES.values() for c in lang.continuations),
+    more_requests=frozenset().union(*(lang.more_requests for lang in LANGUAGES.values())),
     question_words=frozenset().union(*(lang.question_words for lang in LANGUAGES.values())),
     no_answer=ENGLISH.no_answer,
     cannot_read=ENGLISH.cannot_read,

@@ -151,12 +151,38 @@ def test_only_a_follow_up_joined_without_a_model_is_marked_joined(embedder, tabl
     ]
     builtin = Settings.load({"data_dir": table.data_dir}, environ={})
     joined = search_turn("And why does it happen?", builtin, store=table, embedder=embedder, history=history)
-    assert joined.joined and joined.query == "When does swarming season start? And why does it happen?"
+    assert (
+        joined.follow_up == "joined"
+        and joined.query == "When does swarming season start? And why does it happen?"
+    )
     fresh = search_turn(
         "How is the sourdough starter fed?", builtin, store=table, embedder=embedder, history=history
     )
-    assert not fresh.joined
+    assert not fresh.follow_up
     model = builtin.replace(openai_base_url=scripted.base_url, max_retries=1, translate_question=False)
     scripted.chat("Why do bees swarm?")
     rewritten = search_turn("And why does it happen?", model, store=table, embedder=embedder, history=history)
-    assert rewritten.query == "Why do bees swarm?" and not rewritten.joined
+    assert rewritten.query == "Why do bees swarm?" and not rewritten.follow_up
+
+
+def test_tell_me_more_goes_on_with_the_same_post(embedder, demo_table):
+    # "tell me more" and "go on" ask for more of the last answer: its question is searched again, and
+    # each answer starts at a sentence not quoted yet. Joined instead ("What is the mistake jar? tell me
+    # more"), the quote was picked for the words "tell me more".
+    settings, store = demo_table
+    settings = Settings.load({"data_dir": settings.data_dir, "answer_mode": "extractive"}, environ={})
+    history: list[dict] = []
+    quoted: list[str] = []
+    for question in ("What is the mistake jar?", "tell me more", "Go on."):
+        turn = take_turn(question, settings, store=store, embedder=embedder, history=history)
+        assert turn.reply.mode == "extractive", question
+        assert turn.query == "What is the mistake jar?"
+        quotes = [_words(q.text) for q in turn.reply.quotes]
+        assert {q.post_id for q in turn.reply.quotes} == {"the-mistake-jar"}, question
+        assert quotes[0] not in quoted, question  # it goes on: no answer starts where one did
+        quoted += quotes
+        history += [
+            {"role": "user", "content": question},
+            {"role": "assistant", "content": "".join(turn.reply)},
+        ]
+    assert len(quoted) == len(set(quoted))  # no sentence quoted twice

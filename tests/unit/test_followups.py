@@ -8,7 +8,7 @@ import json
 import pytest
 
 from core.answer import rewrite_followup
-from core.answer.question import needs_context
+from core.answer.question import answers_since_question, asks_for_more, needs_context
 from core.config import Settings
 from tests.conftest import DEMO
 
@@ -82,3 +82,28 @@ def test_builtin_model_joins_only_referring_followups() -> None:
     )
     standalone = "What flour do you use for rye bread, and where do you buy it?"
     assert rewrite_followup(standalone, HISTORY, settings) == standalone
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Tell me more.", "go on", "Go on!", "what else?", "weiter", "Erzähl mir mehr", "dis-m’en plus",
+     "Cuéntame más", "devam et"],
+)  # fmt: skip
+def test_a_request_for_more_is_the_previous_question_again(question: str) -> None:
+    history = [
+        *HISTORY,
+        {"role": "user", "content": "tell me more"},  # an earlier request for more is not a question
+        {"role": "assistant", "content": "Once a day in winter."},
+    ]
+    assert asks_for_more(question)
+    # No model call even with a model set up (the address answers nothing): the question is known.
+    remote = Settings(openai_base_url="http://127.0.0.1:9/v1", max_retries=0)
+    assert rewrite_followup(question, history, remote) == "How often do you feed your starter?"
+    assert answers_since_question(history) == ["Twice a day in summer.", "Once a day in winter."]
+
+
+@pytest.mark.parametrize(
+    "question", ["Tell me more about the jar", "What else do you bring?", "and the cost?", "More wood?", ""]
+)
+def test_a_question_with_words_of_its_own_is_no_request_for_more(question: str) -> None:
+    assert not asks_for_more(question)
