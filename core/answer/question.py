@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from core.answer.generate import clean_history
 from core.config import Settings
@@ -92,6 +93,10 @@ REWRITE_PROMPT = (
     "language. Reply with the rewritten question only."
 )
 
+
+# How a follow-up was searched: joined to the question before it (no model rewrote it), or that question
+# again for more of its answer ("tell me more"); "" for a question searched as asked or rewritten.
+FollowUp = Literal["", "joined", "more"]
 
 _NOT_WORD = re.compile(r"[^\w'\- ]+")
 

@@ -38,7 +38,7 @@ from core.answer.abstain import Suggestion, Verdict, judge
 from core.answer.extractive import ExtractiveAnswer, Quote, extract_answer
 from core.answer.generate import AnswerStream, Source, answer, sources_of
 from core.answer.grounding import Grounding, SentenceSupport, excerpts_language, unreadable
-from core.answer.question import answers_since_question
+from core.answer.question import FollowUp, answers_since_question
 from core.config import ANSWER_MODES, Settings
 from core.embed import Embedder, cross_lingual
 from core.llm import LLMError
@@ -241,7 +241,7 @@ def reply(
     mode: str | None = None,
     query: str | None = None,
     bar: Bar | None = None,
-    follow_up: str = "",
+    follow_up: FollowUp = "",
 ) -> Reply:
     """Decide how to answer `question` from `hits` and prepare the reply (a generated one streams when
     iterated). The extractive candidates are scored in every mode: they are what the relevance bar is

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from core.answer.question import (
+    FollowUp,
     asks_for_more,
     joined_followup,
     previous_question,
@@ -59,10 +60,7 @@ class Searched:
     history: list[dict] = field(default_factory=list)
     skipped: dict[str, LLMError] = field(default_factory=dict)
     bar: Bar | None = None  # the relevance bar on the searched table's floor (None: the profile's as is)
-    # How a follow-up was searched: "joined" to the question before it (no model rewrote it), or "more":
-    # that question again, for more of its answer ("tell me more"); "" for a question searched as asked
-    # or rewritten by a model.
-    follow_up: str = ""
+    follow_up: FollowUp = ""  # "joined", "more" or "" (core/answer/question.py)
 
     @property
     def rewritten(self) -> bool:
@@ -146,7 +144,7 @@ def search_turn(
             query = rewrite_followup(question, turns, settings, use_model=use_model)
         except LLMError as exc:
             skipped["rewrite"] = exc
-    follow_up = ""
+    follow_up: FollowUp = ""
     if query != question and query == joined_followup(question, turns):
         follow_up = "joined"
     elif query != question and asks_for_more(question) and query == previous_question(turns):
@@ -157,12 +155,11 @@ def search_turn(
         except LLMError as exc:
             skipped["translate"] = exc
         else:
-            # A joined follow-up's quote is scored against the question as asked, in its own language:
-            # once translated, the translation is.
-            follow_up, query = (
-                ("" if follow_up == "joined" and translated != query else follow_up),
-                translated,
-            )
+            if follow_up == "joined" and translated != query:
+                # Its quote would be scored against the question as asked, in a language the posts'
+                # model may not read: the translated join is scored as any question.
+                follow_up = ""
+            query = translated
     decision, retrieval = route_and_search(
         query,
         settings,

@@ -186,3 +186,33 @@ def test_tell_me_more_goes_on_with_the_same_post(embedder, demo_table):
             {"role": "assistant", "content": "".join(turn.reply)},
         ]
     assert len(quoted) == len(set(quoted))  # no sentence quoted twice
+
+
+def test_a_translated_join_is_quoted_as_any_question(embedder, table: Store, scripted):
+    # With the model busy (use_model=False) a German follow-up is joined, then translated for the English
+    # posts: the quote is scored against the translation, not the German words the model cannot read.
+    history = [
+        {"role": "user", "content": "Wann beginnt die Schwarmzeit?"},
+        {"role": "assistant", "content": "Swarming season starts in May."},
+    ]
+    settings = Settings.load(
+        {"data_dir": table.data_dir, "openai_base_url": scripted.base_url, "max_retries": 1}, environ={}
+    ).replace(translate_question=True)
+    scripted.chat("When does swarming season start? And why does it happen?")
+    turn = search_turn(
+        "Und warum passiert das?", settings, store=table, embedder=embedder, history=history, use_model=False
+    )
+    assert turn.query == "When does swarming season start? And why does it happen?"
+    assert turn.follow_up == ""
+    # Without translation the same join is quoted for the question as asked.
+    plain = search_turn(
+        "Und warum passiert das?",
+        settings.replace(translate_question=False),
+        store=table,
+        embedder=embedder,
+        history=history,
+        use_model=False,
+    )
+    assert (
+        plain.follow_up == "joined" and plain.query == "Wann beginnt die Schwarmzeit? Und warum passiert das?"
+    )
