@@ -57,7 +57,7 @@ from core.embed import Embedder
 from core.models import Hit
 from core.profiles import Bar, profile_for
 from core.text import detect_language, function_words, languages_differ, stemmer_for
-from core.text.languages import ENGLISH
+from core.text.languages import ENGLISH, language
 from core.text.words import WORD, content_words, is_known_word, names
 
 NO_ANSWER_MESSAGE = ENGLISH.no_answer
@@ -143,8 +143,8 @@ def signals(
     """The gate's signals; with `embedder` (the table's), also how near each missing word comes to a
     passage word (`near`), which the bar's `word_match` reads. Without it only words as written count."""
     checked = hits[:CHECKED_HITS]
-    asked = content_words(question)
     question_lang = detect_language(question)
+    asked = content_words(language(question_lang).without_third_person(question))  # "the author" asks nothing
     posts_lang = excerpts_language(checked)
     known: set[str] = set()
     passages = [" ".join((hit.title, hit.section, hit.text, " ".join(hit.keywords))) for hit in checked]

@@ -252,13 +252,16 @@ def extract_answer(
     scale = relevance_scale(embedder.model_id)
     profile = profile_for(embedder.model_id)
     w = profile.scorer  # the score weights (docs/decisions.md says how they were chosen)
-    q_vector = embed_query(embedder, question)
+    # A question about the author in the third person ("Why did she quit?") is compared without those
+    # words: the posts say "I", and "she" drew it away from the sentences that answer it.
+    about = language(detect_language(question)).without_third_person(question)
+    q_vector = embed_query(embedder, about)
     used = sorted({u.hit for u in units})
     # Sentences and headings of popular posts come back question after question: memoised.
     headings = passage_vectors.embed(embedder, [_heading(hits[h]) for h in used]) @ q_vector
     heading = {h: rescale(float(c), scale) for h, c in zip(used, headings, strict=True)}
 
-    asked, asked_light = content_words(question), light_words(question)
+    asked, asked_light = content_words(about), light_words(about)
     relevance = _section_relevance(hits[:MAX_HITS])
     cheap = np.array(
         [

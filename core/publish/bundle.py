@@ -49,6 +49,7 @@ from core.search.retrieve import DENSE_WEIGHT
 from core.search.route import ROUTE_MARGIN
 from core.store import Store
 from core.text import LANGUAGE_NAMES, function_words
+from core.text.languages import LANGUAGES, UNKNOWN
 from core.text.words import LIGHT_STOPWORDS, QUESTION_FILLER, WORD, is_known_word
 from core.text.words import lemma as lemma_of
 
@@ -207,6 +208,11 @@ def lexicon(chunks: Sequence[dict]) -> dict:
         "language_words": {lang: sorted(ws) for lang, ws in FREQUENT_WORDS.items()},
         "letter_hints": {k: list(v) for k, v in _LETTER_HINTS.items()},
         "function_words": {lang: sorted(function_words(lang)) for lang in LANGUAGE_NAMES},
+        "third_person": {
+            code: list(lang.third_person)
+            for code, lang in (*LANGUAGES.items(), (UNKNOWN.code, UNKNOWN))
+            if lang.third_person
+        },
     }
 
 

@@ -61,6 +61,9 @@ class Language:
     leaning_openers: frozenset[str] = frozenset()
     # Sentence openers that announce what follows ("Here is …"); a colon at the end does in any language.
     announcing_openers: tuple[str, ...] = ()
+    # Words for a person spoken of ("she", "his", "the author"): a question about the author in the third
+    # person is compared with posts the author wrote in the first person without them.
+    third_person: tuple[str, ...] = ()
     no_answer: str = ""
     cannot_read: str = ""
     closest: str = ""
@@ -77,6 +80,22 @@ class Language:
     @cached_property
     def _announcing(self) -> re.Pattern[str] | None:
         return _opener(self.announcing_openers)
+
+    @cached_property
+    def _third_person(self) -> re.Pattern[str] | None:
+        if not self.third_person:
+            return None
+        words = "|".join(re.escape(w) for w in sorted(self.third_person, key=len, reverse=True))
+        return re.compile(rf"\b(?:{words})(?:['’]s)?\b", re.IGNORECASE)
+
+    def without_third_person(self, question: str) -> str:
+        """`question` without its words for a person spoken of ("Why did she quit?" → "Why did quit?"):
+        what it asks about, for comparing with sentences the author wrote as "I". Unchanged when that
+        would leave nothing."""
+        if not self._third_person:
+            return question
+        left = " ".join(self._third_person.sub(" ", question).split())
+        return left if left.strip(" ?!.") else question
 
     def leans_back(self, sentence: str) -> bool:
         """Whether the sentence opens with a word pointing at the one before ("This is why …")."""
@@ -140,6 +159,7 @@ ENGLISH = Language(
         "which both there here still instead otherwise however thus hence or nor"
     ),
     announcing_openers=("here is", "here are", "here's", "here’s"),
+    third_person=tuple(_phrases("she|he|her|his|hers|him|herself|himself|the author|the writer|the blogger")),
     no_answer="I haven't written about that, so I can't answer it from my posts.",
     cannot_read="I can't read questions in this language yet; please ask in English.",
     closest="The closest posts I have written:",
@@ -250,6 +270,7 @@ UNKNOWN = Language(
     continuations=tuple(c for lang in LANGUAGES.values() for c in lang.continuations),
     more_requests=frozenset().union(*(lang.more_requests for lang in LANGUAGES.values())),
     question_words=frozenset().union(*(lang.question_words for lang in LANGUAGES.values())),
+    third_person=ENGLISH.third_person,
     no_answer=ENGLISH.no_answer,
     cannot_read=ENGLISH.cannot_read,
     closest=ENGLISH.closest,

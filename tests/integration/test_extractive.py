@@ -370,6 +370,26 @@ def test_stems_are_right_when_many_readers_ask_at_once():
     assert not errors and not wrong, (errors[:1], wrong[:5])
 
 
+def test_questions_about_the_author_in_the_third_person_are_answered_as_to_her(demo, embedder):
+    """The calibration's third-person questions (data/calibration/questions_third_person.jsonl: "Why did
+    the blogger quit Instagram?"), asked as readers ask (the bar on the table's floor): the posts say
+    "I", and "she" drew a question away from the sentences that answer it; compared without it, 6 of the
+    30 are declined (9 before), and of the 12 third-person questions the posts do not answer, 10 still
+    are."""
+    from core.answer import take_turn
+
+    settings, store = demo
+    calibration = ROOT / "data" / "calibration"
+
+    def declined(name: str) -> int:
+        lines = (calibration / name).read_text(encoding="utf-8").splitlines()
+        texts = [json.loads(line)["text"] for line in lines]
+        return sum(take_turn(t, settings, store=store, embedder=embedder).reply.mode == "none" for t in texts)
+
+    assert declined("questions_third_person.jsonl") <= 7
+    assert declined("offtopic_third_person.jsonl") >= 10
+
+
 def test_held_out_questions_in_other_words_are_answered(asked):
     """Questions written apart from the demo set and the thresholds (heldout.jsonl) whose words the posts
     hold in other forms ("differently"/"different", "didn't"): refused before words were compared by

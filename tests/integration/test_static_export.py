@@ -212,6 +212,38 @@ def test_the_page_reads_words_and_languages_as_the_server_does(projects, tmp_pat
     assert same_tokens >= 0.95 * len(texts)
 
 
+def test_the_page_leaves_out_the_third_person_as_the_server_does(projects, tmp_path):
+    # The sentences are compared with what a question asks about, without "she" or "the author": the
+    # page must leave out the same words, or it quotes other sentences than the server.
+    from core.text.languages import language
+
+    asked = [
+        *questions(),
+        "Why did the author quit Instagram?",
+        "What is the writer's favourite wood?",
+        "Who taught HER woodworking, and is he alive?",
+        "she?",
+        "What did Shepherd say about heathers?",  # words that only contain "she", "he" or "her"
+        "Warum hat sie aufgehört?",
+    ]
+    out = run_node(
+        "const L = core.makeLexicon(input.lexicon);"
+        "console.log(JSON.stringify(input.texts.map((t) => core.withoutThirdPerson(t, L))));",
+        {"lexicon": lexicon(read_corpus(Store(projects)).chunks), "texts": asked},
+        tmp_path,
+    )
+    expected = [language(detect_language(q)).without_third_person(q) for q in asked]
+    assert out == expected
+    assert sum(a != e for a, e in zip(asked, expected, strict=True)) >= 8  # the rule was exercised
+    assert expected[-6:-1] == [
+        "Why did quit Instagram?",
+        "What is favourite wood?",
+        "Who taught woodworking, and is alive?",
+        "she?",
+        "What did Shepherd say about heathers?",
+    ]
+
+
 def test_the_pages_bar_decides_as_the_servers(tmp_path):
     """The page's copy of `decide`, on a grid of signals under bars that differ in each field it reads
     (the shipped bar, one whose close sentence may miss any word, one that allows none missing)."""

@@ -49,7 +49,24 @@ export function makeLexicon(lex) {
     wordLangs,
     hints: Object.entries(lex.letter_hints),
     functionWords: Object.fromEntries(Object.entries(lex.function_words).map(([k, v]) => [k, new Set(v)])),
+    thirdPerson: Object.fromEntries(
+      Object.entries(lex.third_person || {}).map(([lang, words]) => {
+        const alts = [...words].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|");
+        return [lang, new RegExp(`(?<![\\p{L}\\p{N}_])(?:${alts})(?:['’]s)?(?![\\p{L}\\p{N}_])`, "giu")];
+      }),
+    ),
   };
+}
+
+const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** `question` without its words for a person spoken of ("she", "the author"), as the server compares it
+ * with the posts (core/text/languages.py Language.without_third_person); unchanged when nothing is left. */
+export function withoutThirdPerson(question, L) {
+  const pattern = L.thirdPerson[detectLanguage(question, L)];
+  if (!pattern) return question;
+  const left = normalised(question.replace(pattern, " "));
+  return left.replace(/^[ ?!.]+|[ ?!.]+$/g, "") ? left : question;
 }
 
 // Languages (core/text/language.py) -------------------------------------------------------------------
@@ -307,6 +324,11 @@ export class Engine {
     return out;
   }
 
+  /** What the question asks about, compared with the posts' sentences (`withoutThirdPerson`). */
+  about(question) {
+    return withoutThirdPerson(question, this.L);
+  }
+
   extract(question, allHits, q) {
     const R = this.rules;
     const W = R.weights;
@@ -318,8 +340,9 @@ export class Engine {
     for (const h of new Set(units.map((u) => u.hit))) {
       heading.set(h, this.rescale(this.dot(this.headingBase + this.chunks[hits[h].chunk].heading, q)));
     }
-    const asked = contentWords(question, this.L);
-    const askedLight = lightWords(question, this.L);
+    const about = this.about(question);
+    const asked = contentWords(about, this.L);
+    const askedLight = lightWords(about, this.L);
     const relevance = this.sectionRelevance(hits);
     let cheap = candidates.map((i) => {
       const u = units[i];
@@ -478,7 +501,7 @@ export class Engine {
     const R = this.rules;
     const L = this.L;
     const checked = hits.slice(0, R.checked_hits);
-    const asked = contentWords(question, L);
+    const asked = contentWords(this.about(question), L);
     const questionLang = detectLanguage(question, L);
     const texts = checked.map((h) => this.chunks[h.chunk]);
     const postsLang = texts.length ? detectLanguage(texts.map((c) => c.text).join(" "), L) : UND;
@@ -563,10 +586,11 @@ export class Engine {
     return [...best.values()].sort((a, b) => b.relevance - a.relevance).slice(0, this.rules.suggestions);
   }
 
-  /** The reply to `question` given its vector `q` (core/answer/reply.py, extractive mode). */
-  answer(question, q) {
+  /** The reply to `question` given its vector `q` and that of `about(question)`, `qAbout` (the same
+   * when `about` changes nothing), as core/answer/reply.py in extractive mode. */
+  answer(question, q, qAbout = q) {
     const { hits, routed } = this.search(question, q);
-    const extracted = this.extract(question, hits, q);
+    const extracted = this.extract(question, hits, qAbout);
     const verdict = this.judge(question, hits, extracted);
     const top = hits.length ? this.chunks[hits[0].chunk].post : null;
     const base = { question, routed, verdict, topHitPost: top, hits: hits.map((h) => this.chunks[h.chunk].id) };

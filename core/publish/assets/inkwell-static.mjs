@@ -63,7 +63,9 @@ async function ask(question) {
         `${limit.toLocaleString("en")}. Please ask a shorter question.`,
     );
   }
-  const reply = engine.answer(text, await embed(text));
+  const q = await embed(text);
+  const about = engine.about(text); // the sentences are compared without "she", "the author"
+  const reply = engine.answer(text, q, about === text ? q : await embed(about));
   return { ...reply, seconds: (performance.now() - started) / 1000 };
 }
 
