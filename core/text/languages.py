@@ -1,11 +1,13 @@
 """What the rules know about each language, one record per language: its function words (the
-`stop-words` package), the words a follow-up question points back with, its number words, the sentence
-openers that lean on the sentence before or announce the next, and the fixed replies.
+`stop-words` package), the words a follow-up question points back with, the whole questions that ask
+for more ("tell me more"), the words for a person spoken of ("she", "the author"), its number words,
+the sentence openers that lean on the sentence before or announce the next, and the fixed replies.
 
     lang = language("de")          # the German record; FALLBACK (with the code) for a language without one
     lang.function_words            # frozenset from stop-words ("die", "man", …)
     lang.number("zwölf")           # 12
     lang.leans_back("Das ist …")   # True: "das" points at the sentence before
+    ENGLISH.without_third_person("Why did she quit?")  # "Why did quit?"
 
 A language without a record gets FALLBACK with its own code: its function words (from stop-words, when
 the package has the language), no cues at all (an English cue is never applied to another language) and
