@@ -96,7 +96,7 @@ class Language:
         would leave nothing."""
         if not self._third_person:
             return question
-        left = " ".join(self._third_person.sub(" ", question).split())
+        left = re.sub(r" ([,.;:!?])", r"\1", " ".join(self._third_person.sub(" ", question).split()))
         return left if left.strip(" ?!.") else question
 
     def leans_back(self, sentence: str) -> bool:

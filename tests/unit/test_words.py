@@ -55,10 +55,30 @@ def test_every_reply_language_has_a_full_record(code):
     record = language(code)
     assert record.code == code and record is LANGUAGES[code]
     assert record.function_words == function_words(code) and len(record.function_words) > 50
-    assert record.referring and record.continuations and record.number_words
+    assert record.referring and record.continuations and record.more_requests and record.number_words
     assert record.leaning_openers and record.announcing_openers
     assert NO_ANSWER[code] == record.no_answer and CANNOT_READ[code] == record.cannot_read
     assert CLOSEST[code] == record.closest
+
+
+@pytest.mark.parametrize(
+    ("question", "about"),
+    [
+        ("Why does she walk the same loop every day?", "Why does walk the same loop every day?"),
+        ("Why did the author quit Instagram?", "Why did quit Instagram?"),
+        ("What is THE WRITER'S favourite wood?", "What is favourite wood?"),
+        ("Who taught her, and is he alive?", "Who taught, and is alive?"),
+        (
+            "What did Shepherd say about heathers and theses?",
+            "What did Shepherd say about heathers and theses?",
+        ),
+        ("she?", "she?"),  # nothing would be left: unchanged
+    ],
+)
+def test_a_question_is_compared_without_its_third_person(question, about):
+    assert ENGLISH.without_third_person(question) == about
+    assert UNKNOWN.without_third_person(question) == about  # too short to tell: English's words
+    assert language("de").without_third_person("Warum hat sie aufgehört?") == "Warum hat sie aufgehört?"
 
 
 def test_a_language_without_a_record_gets_no_english_cues():

@@ -65,7 +65,7 @@ const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 export function withoutThirdPerson(question, L) {
   const pattern = L.thirdPerson[detectLanguage(question, L)];
   if (!pattern) return question;
-  const left = normalised(question.replace(pattern, " "));
+  const left = normalised(question.replace(pattern, " ")).replace(/ ([,.;:!?])/g, "$1");
   return left.replace(/^[ ?!.]+|[ ?!.]+$/g, "") ? left : question;
 }
 
