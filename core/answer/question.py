@@ -170,7 +170,15 @@ def joined_followup(question: str, history: list[dict] | None) -> str:
 def rewrite_followup(
     question: str, history: list[dict] | None, settings: Settings, *, use_model: bool = True
 ) -> str:
-    """A follow-up question made standalone using the chat history (for retrieval on the chat page).
+    """A follow-up question made standalone using the chat history (for retrieval on the chat page):
+    `followup_query`'s query."""
+    return followup_query(question, history, settings, use_model=use_model)[0]
+
+
+def followup_query(
+    question: str, history: list[dict] | None, settings: Settings, *, use_model: bool = True
+) -> tuple[str, FollowUp]:
+    """What to search for to answer `question` after `history`, and how it was made from it (`FollowUp`).
 
     The question is used as asked, with no model call, when there is no history or it stands on its own
     (`needs_context`): gluing a new topic onto the previous question only blurs the search. A follow-up
@@ -181,11 +189,12 @@ def rewrite_followup(
     """
     turns = clean_history(history)
     if asks_for_more(question) and (previous := previous_question(turns)):
-        return previous  # more of the last answer: its question, searched again (no model needed)
+        return previous, "more"  # more of the last answer: its question, searched again (no model needed)
     if not turns or not question.strip() or not needs_context(question):
-        return question
+        return question, ""
     if settings.uses_builtin_llm or not use_model:
-        return joined_followup(question, turns)
+        joined = joined_followup(question, turns)
+        return joined, "joined" if joined != question else ""
     transcript = "\n".join(
         f"{'Reader' if m['role'] == 'user' else 'Author'}: {m['content'].strip()}" for m in turns
     )
@@ -198,4 +207,4 @@ def rewrite_followup(
         temperature=0,
         max_tokens=min(settings.max_tokens, 200),
     )
-    return _clean_reply(reply, question)
+    return _clean_reply(reply, question), ""

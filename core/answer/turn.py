@@ -23,14 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from core.answer.question import (
-    FollowUp,
-    asks_for_more,
-    joined_followup,
-    previous_question,
-    rewrite_followup,
-    translate_for_corpus,
-)
+from core.answer.question import FollowUp, followup_query, translate_for_corpus
 from core.answer.reply import Reply, reply
 from core.config import Settings
 from core.embed import Embedder
@@ -139,16 +132,12 @@ def search_turn(
     turns = [dict(m) for m in history or []]
     skipped: dict[str, LLMError] = {}
     query = question
+    follow_up: FollowUp = ""
     if turns:
         try:
-            query = rewrite_followup(question, turns, settings, use_model=use_model)
+            query, follow_up = followup_query(question, turns, settings, use_model=use_model)
         except LLMError as exc:
             skipped["rewrite"] = exc
-    follow_up: FollowUp = ""
-    if query != question and query == joined_followup(question, turns):
-        follow_up = "joined"
-    elif query != question and asks_for_more(question) and query == previous_question(turns):
-        follow_up = "more"
     if settings.should_translate:
         try:
             translated = translate_for_corpus(query, settings, store)
