@@ -251,6 +251,30 @@ def test_the_chat_answers_on_the_demo_table(backend, demo, monkeypatch):
     assert "".join(shown(answer.markdown)).strip()
 
 
+def test_tell_me_more_searches_the_last_question_again_with_no_model_call(
+    backend, demo, model_server, monkeypatch
+):
+    """A reader's "tell me more" in the chat, on this backend: the question before it is searched again
+    (shown as such), and no model is asked to rewrite it (a reader spends no model call on it)."""
+    from core.answer.question import REWRITE_PROMPT
+    from tests.conftest import isolate_app, open_app, shown
+
+    isolate_app(monkeypatch, demo)  # type: ignore[arg-type]
+    for name, value in backend.env.items():
+        monkeypatch.setenv(name, value)
+    at = open_app()
+    at.chat_input[0].set_value(QUESTION).run()
+    rewrites = lambda: sum(  # noqa: E731
+        r.body["messages"][0]["content"] == REWRITE_PROMPT for r in model_server.chat_requests
+    )
+    before = rewrites()
+    at.chat_input[0].set_value("tell me more").run()
+    assert not at.exception, at.exception
+    assert at.session_state["chat_messages"][-1]["searched"] == QUESTION
+    assert f"Searched for: {QUESTION}" in shown(at.caption)
+    assert rewrites() == before
+
+
 # Writing commands, each on a table of its own ---------------------------------------------------------------
 
 
