@@ -39,6 +39,8 @@ from core.answer.extractive import (
     heading_text,
     is_signpost,
 )
+from core.answer.generate import HISTORY_MESSAGES
+from core.answer.question import FOLLOWUP_CONTENT_WORDS
 from core.answer.quotable import lends_back, readable, sentence_units
 from core.answer.reply import CANNOT_READ, NO_ANSWER
 from core.chunk import STOPWORDS
@@ -213,6 +215,25 @@ def lexicon(chunks: Sequence[dict]) -> dict:
             for code, lang in (*LANGUAGES.items(), (UNKNOWN.code, UNKNOWN))
             if lang.third_person
         },
+        "followup": followup_cues(),
+    }
+
+
+def followup_cues() -> dict:
+    """What the page needs to tell a follow-up as core/answer/question.py does: each language's cues
+    ("und" for a question too short to tell), and how many earlier messages count."""
+    return {
+        "cues": {
+            code: {
+                "referring": sorted(lang.referring),
+                "continuations": list(lang.continuations),
+                "more_requests": sorted(lang.more_requests),
+                "question_words": sorted(lang.question_words),
+            }
+            for code, lang in (*LANGUAGES.items(), (UNKNOWN.code, UNKNOWN))
+        },
+        "content_words": FOLLOWUP_CONTENT_WORDS,
+        "history_messages": HISTORY_MESSAGES,
     }
 
 

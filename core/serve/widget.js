@@ -337,7 +337,7 @@
 
   // Static mode: the engine's reply, already in the shape `done` carries (inkwell-static.mjs widgetReply).
   function askHere(question, turn, view) {
-    return engine().then(function (m) { return m.widgetReply(question); }).then(function (data) {
+    return engine().then(function (m) { return m.widgetReply(question, history()); }).then(function (data) {
       finish(turn, view, data);
     });
   }

@@ -168,6 +168,49 @@ def test_with_no_question_length_limit_a_long_question_is_answered(site, driver,
     assert reply["mode"] in ("extractive", "none"), reply
 
 
+def turn(page, question: str) -> str:
+    """Ask on the page as a reader does; the latest turn's text."""
+    page.evaluate("document.getElementById('inkwell-answer').removeAttribute('data-mode')")
+    submit(page, question)
+    return flat(page.inner_text("#inkwell-answer"))
+
+
+def test_the_page_keeps_the_conversation_and_reads_follow_ups_from_it(page):
+    if page.is_visible("#inkwell-new"):
+        page.click("#inkwell-new")
+    assert page.inner_text("#inkwell-conversation") == "" and page.inner_text("#inkwell-answer") == ""
+
+    first = ask(page, "What is the mistake jar?")
+    shown = turn(page, "What is the mistake jar?")
+    assert shown.startswith("What is the mistake jar?") and "Searched for" not in shown
+    assert page.input_value("#inkwell-question") == ""  # cleared for the next question
+
+    # "tell me more": the same question searched again, and a passage the reader was not given yet.
+    shown = turn(page, "tell me more")
+    assert "Searched for: What is the mistake jar?" in shown
+    opening = flat(first["groups"][0]["quotes"][0]["text"])
+    assert opening not in shown
+    assert opening in flat(page.inner_text("#inkwell-conversation"))  # the first turn moved up, kept
+    conversation = [
+        {"role": "user", "content": "What is the mistake jar?"},
+        {"role": "assistant", "content": " ".join(q["text"] for g in first["groups"] for q in g["quotes"])},
+    ]
+    more = page.evaluate("([q, c]) => window.inkwell.ask(q, c)", ["tell me more", conversation])
+    assert more["followUp"] == "more" and more["mode"] == "extractive"
+    assert not {q["text"] for g in more["groups"] for q in g["quotes"][:1]} & {
+        q["text"] for g in first["groups"] for q in g["quotes"]
+    }
+
+    # A follow-up that points back is searched with the question before it.
+    shown = turn(page, "How much money is in it now?")
+    assert "Searched for: What is the mistake jar? How much money is in it now?" in shown
+
+    # A new conversation forgets the old one: "tell me more" has nothing to go on, so it is asked as is.
+    page.click("#inkwell-new")
+    assert page.inner_text("#inkwell-conversation") == "" and page.is_hidden("#inkwell-new")
+    assert "Searched for" not in turn(page, "tell me more")
+
+
 def test_hostile_post_text_is_shown_as_text(page):
     page.evaluate("document.getElementById('inkwell-answer').removeAttribute('data-mode')")
     submit(page, HOSTILE_QUESTION)
@@ -268,6 +311,11 @@ def test_the_static_widget_answers_on_a_blog_with_no_server(blog):
     assert address == f"{BLOG}{reply['groups'][0]['post']}" and unquote(fragment) == first
     assert flat(first) in post_text(reply["groups"][0]["post"])
 
+    # "tell me more": the widget passes its conversation, so the engine goes on with the last answer.
+    box = widget_ask(page, "tell me more")
+    more = flat(box.locator("p.a").inner_text())
+    assert more.startswith("From ") and flat(first) not in more
+
     # Off topic: the honest decline, with the closest posts.
     box = widget_ask(page, OFF_TOPIC)
     assert box.locator("p.a").inner_text().startswith("I haven't written about that")
@@ -281,7 +329,12 @@ def test_the_static_widget_answers_on_a_blog_with_no_server(blog):
     page.click("#next")
     page.wait_for_url("**/other.html")
     page.locator(f"{WIDGET} p.q", has_text=OFF_TOPIC).wait_for()
-    assert page.locator(f"{WIDGET} p.q").all_inner_texts() == [STARTERS[0], QUESTION, OFF_TOPIC]
+    assert page.locator(f"{WIDGET} p.q").all_inner_texts() == [
+        STARTERS[0],
+        QUESTION,
+        "tell me more",
+        OFF_TOPIC,
+    ]
     assert page.locator(f"{WIDGET} .starter").count() == 0
 
 

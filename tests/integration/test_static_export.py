@@ -244,6 +244,58 @@ def test_the_page_leaves_out_the_third_person_as_the_server_does(projects, tmp_p
     ]
 
 
+def followup_pairs() -> list[tuple[str, str]]:
+    """(previous question, follow-up) pairs of the tuning follow-up sets."""
+    pairs = []
+    for name in ("followups.jsonl", "followups_more.jsonl", "followups_unanswerable.jsonl"):
+        for line in (DEMO / "eval" / name).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                pairs.append((row["previous"], row["followup"]))
+    return pairs
+
+
+def test_the_page_searches_a_follow_up_as_the_server_does_without_a_model(projects, tmp_path):
+    # The page has no model: a follow-up must be joined, searched again for "tell me more", or searched
+    # as asked exactly as core/answer/question.py decides with the built-in model.
+    from core.answer.question import followup_query
+
+    said = "I keep a jar on the bench. Every mistake costs a dollar."
+    conversations = [
+        [{"role": "user", "content": previous}, {"role": "assistant", "content": said}]
+        for previous, _ in followup_pairs()
+    ]
+    asked = [followup for _, followup in followup_pairs()]
+    more = ["Tell me more.", "go on", "Weiter!", "dis-m'en plus", "cuéntame más", "devam et", "more?"]
+    for question in [*more, *questions()[:40]]:  # standalone questions, and requests for more
+        conversations.append(conversations[len(asked) % 7])
+        asked.append(question)
+    # "tell me more" twice: the last real question again, with both answers said since.
+    conversations.append([*conversations[0], {"role": "user", "content": "tell me more"}, {"role": "assistant", "content": "More."}])  # fmt: skip
+    asked.append("go on")
+    conversations += [[], [{"role": "assistant", "content": said}]]  # nothing asked before
+    asked += ["And the cost?", "tell me more"]
+    out = run_node(
+        "const L = core.makeLexicon(input.lexicon);"
+        "console.log(JSON.stringify(input.asked.map((q, i) => core.followupQuery(q, input.conversations[i], L))));",
+        {
+            "lexicon": lexicon(read_corpus(Store(projects)).chunks),
+            "asked": asked,
+            "conversations": conversations,
+        },
+        tmp_path,
+    )
+    settings = Settings.load({"data_dir": projects}, environ={})
+    expected = [
+        followup_query(q, c, settings, use_model=False) for q, c in zip(asked, conversations, strict=True)
+    ]
+    assert [(o["query"], o["followUp"]) for o in out] == expected
+    kinds = [e[1] for e in expected]  # every kind exercised, so a port that never joins would fail
+    assert kinds.count("joined") >= 20 and kinds.count("more") >= 8 and kinds.count("") >= 40
+    assert out[-3]["said"] == f"{said}\nMore."
+    assert out[-3]["query"] == followup_pairs()[0][0]
+
+
 def test_the_pages_bar_decides_as_the_servers(tmp_path):
     """The page's copy of `decide`, on a grid of signals under bars that differ in each field it reads
     (the shipped bar, one whose close sentence may miss any word, one that allows none missing)."""

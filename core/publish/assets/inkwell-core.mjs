@@ -55,7 +55,23 @@ export function makeLexicon(lex) {
         return [lang, new RegExp(`(?<![\\p{L}\\p{N}_])(?:${alts})(?:['’]s)?(?![\\p{L}\\p{N}_])`, "giu")];
       }),
     ),
+    followup: makeFollowup(lex.followup),
   };
+}
+
+function makeFollowup(f) {
+  const cues = Object.fromEntries(
+    Object.entries(f.cues).map(([lang, c]) => [
+      lang,
+      {
+        referring: new Set(c.referring),
+        continuations: c.continuations,
+        more: new Set(c.more_requests),
+        questionWords: new Set(c.question_words),
+      },
+    ]),
+  );
+  return { cues, contentWords: f.content_words, historyMessages: f.history_messages };
 }
 
 const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -121,6 +137,75 @@ export function detectLanguage(text, L) {
 }
 
 const differ = (a, b) => a !== UND && b !== UND && a !== b;
+
+// Follow-ups (core/answer/question.py, without a model: a follow-up is joined to the question before) --------
+
+const NO_CUES = { referring: new Set(), continuations: [], more: new Set(), questionWords: new Set() };
+const NOT_WORD = /[^\p{L}\p{M}\p{N}_'\- ]+/gu;
+
+/** The follow-up cues of the question's language: every language's when too short to tell, none for a
+ * language without a record (as core/text/languages.py `language`). */
+function cuesOf(code, L) {
+  return L.followup.cues[code] || NO_CUES;
+}
+
+/** Whether `question` cannot be understood without the previous turn (question.py `needs_context`). */
+export function needsContext(question, L) {
+  const text = normalised(question.toLowerCase().replaceAll("’", "'"));
+  if (!text) return false;
+  const code = detectLanguage(question, L);
+  const cues = cuesOf(code, L);
+  if (cues.continuations.some((c) => text.startsWith(c))) return true;
+  const words = text.match(LETTERS) || [];
+  const english = code === "en" || code === UND;
+  const stop = english ? L.stop : L.functionWords[code] || new Set();
+  const content = words.filter((w) => !stop.has(w) && !cues.questionWords.has(w) && !cues.referring.has(w));
+  if (content.length <= 1) return true;
+  const limit = english ? L.followup.contentWords + 1 : L.followup.contentWords;
+  return content.length <= limit && words.some((w) => cues.referring.has(w));
+}
+
+/** Whether the whole question asks for more of the last answer ("tell me more", question.py `asks_for_more`). */
+export function asksForMore(question, L) {
+  const text = normalised(question.toLowerCase().replaceAll("’", "'").replace(NOT_WORD, " "));
+  return Boolean(text) && cuesOf(detectLanguage(question, L), L).more.has(text);
+}
+
+/** The conversation's last messages a follow-up reads ({role: "user"|"assistant", content}). */
+export function cleanHistory(history, L) {
+  const turns = (history || [])
+    .filter((m) => m && (m.role === "user" || m.role === "assistant") && m.content)
+    .map((m) => ({ role: m.role, content: String(m.content) }));
+  return turns.slice(-L.followup.historyMessages);
+}
+
+function lastQuestionAt(turns, L) {
+  for (let i = turns.length - 1; i >= 0; i--) {
+    if (turns[i].role === "user" && !asksForMore(turns[i].content, L)) return i;
+  }
+  return -1;
+}
+
+/** What to search for to answer `question` after `history`, without a model (question.py
+ * `followup_query` with the built-in model): {query, followUp, said}. A request for more searches the
+ * last real question again, `said` holding the answers given since; a follow-up that refers back is
+ * joined to it; any other question is searched as asked. */
+export function followupQuery(question, history, L) {
+  const turns = cleanHistory(history, L);
+  const at = lastQuestionAt(turns, L);
+  const previous = at >= 0 ? turns[at].content : "";
+  if (asksForMore(question, L) && previous) {
+    const said = turns.slice(at + 1).filter((m) => m.role === "assistant").map((m) => m.content);
+    return { query: previous, followUp: "more", said: said.join("\n") };
+  }
+  if (!turns.length || !question.trim() || !needsContext(question, L) || !previous) {
+    return { query: question, followUp: "", said: "" };
+  }
+  return { query: `${previous.trim()} ${question.trim()}`, followUp: "joined", said: "" };
+}
+
+/** The text's words, lower case, one space apart, spaces at both ends (extractive.py `_word_string`). */
+const wordString = (text) => ` ${(text.toLowerCase().match(/[\p{L}\p{M}\p{N}_]+/gu) || []).join(" ")} `;
 
 // Words (core/answer/quotable.py) -------------------------------------------------------------------
 
@@ -329,12 +414,20 @@ export class Engine {
     return withoutThirdPerson(question, this.L);
   }
 
-  extract(question, allHits, q) {
+  /** The author's sentences that best answer `question` (its `about` vector `q`) from `allHits`;
+   * `said` is what the reader was already answered ("tell me more"): a sentence it holds starts no
+   * passage unless no other can (extractive.py `extract_answer`). */
+  extract(question, allHits, q, said = "") {
     const R = this.rules;
     const W = R.weights;
     const hits = allHits.slice(0, R.max_hits);
     const units = this.units(hits);
     let candidates = units.map((u, i) => (u.readable ? i : -1)).filter((i) => i >= 0);
+    if (said) {
+      const told = wordString(said);
+      const fresh = candidates.filter((i) => !told.includes(wordString(units[i].text)));
+      if (fresh.length) candidates = fresh;
+    }
     if (!candidates.length) return { sentences: [], bestSimilarity: 0 };
     const heading = new Map();
     for (const h of new Set(units.map((u) => u.hit))) {
@@ -587,19 +680,32 @@ export class Engine {
   }
 
   /** The reply to `question` given its vector `q` and that of `about(question)`, `qAbout` (the same
-   * when `about` changes nothing), as core/answer/reply.py in extractive mode. */
-  answer(question, q, qAbout = q) {
-    const { hits, routed } = this.search(question, q);
-    const extracted = this.extract(question, hits, qAbout);
-    const verdict = this.judge(question, hits, extracted);
+   * when `about` changes nothing), as core/answer/reply.py in extractive mode. A follow-up passes
+   * `searched`: `followupQuery`'s {query, followUp, said} with the query's vectors `q` and `qAbout`; the
+   * query is searched and judged, and a joined follow-up's quote is picked for the question as asked. */
+  answer(question, q, qAbout = q, searched = null) {
+    const s = searched || { query: question, q, qAbout, followUp: "", said: "" };
+    const { hits, routed } = this.search(s.query, s.q);
+    let extracted = this.extract(s.query, hits, s.qAbout);
+    const verdict = this.judge(s.query, hits, extracted);
     const top = hits.length ? this.chunks[hits[0].chunk].post : null;
-    const base = { question, routed, verdict, topHitPost: top, hits: hits.map((h) => this.chunks[h.chunk].id) };
+    const base = {
+      question,
+      query: s.query,
+      followUp: s.followUp,
+      routed,
+      verdict,
+      topHitPost: top,
+      hits: hits.map((h) => this.chunks[h.chunk].id),
+    };
     if (verdict.answer) {
+      if (s.followUp === "joined") extracted = this.extract(question, hits, qAbout);
+      else if (s.followUp === "more") extracted = this.extract(s.query, hits, s.qAbout, s.said);
       return { ...base, mode: "extractive", sentences: extracted.sentences, groups: groups(extracted.sentences) };
     }
     const lang = detectLanguage(question, this.L);
     const postsLang = hits.length ? detectLanguage(hits.map((h) => this.chunks[h.chunk].text).join(" "), this.L) : UND;
-    if (postsLang === "en" && differ(lang, postsLang)) {
+    if (s.query === question && postsLang === "en" && differ(lang, postsLang)) {
       return { ...base, mode: "none", text: this.rules.cannot_read[lang] || this.rules.cannot_read.en, suggestions: [] };
     }
     return { ...base, mode: "none", text: this.rules.no_answer[lang] || this.rules.no_answer.en, suggestions: this.suggest(hits) };

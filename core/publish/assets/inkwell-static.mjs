@@ -5,7 +5,7 @@
 // those characters, it runs nothing.
 import * as ort from "./vendor/ort.wasm.min.mjs";
 import stem from "./vendor/porter2.mjs";
-import { Engine, WordPiece } from "./inkwell-core.mjs";
+import { Engine, followupQuery, WordPiece } from "./inkwell-core.mjs";
 
 const here = new URL(".", import.meta.url);
 ort.env.wasm.wasmPaths = new URL("vendor/", here).href;
@@ -48,8 +48,11 @@ async function load() {
 
 const ready = load();
 
-/** The reply to a question, with `seconds` from the question to the reply. */
-async function ask(question) {
+/** The reply to a question after `conversation` (earlier {role: "user"|"assistant", content} messages,
+ * oldest first), with `seconds` from the question to the reply. A follow-up is searched as the server
+ * searches it without a model (core/answer/question.py): joined to the question before, or that question
+ * again for "tell me more"; the reply's `query` says what was searched. */
+async function ask(question, conversation = []) {
   const { engine, embed } = await ready;
   const started = performance.now();
   const text = String(question || "").trim();
@@ -63,9 +66,17 @@ async function ask(question) {
         `${limit.toLocaleString("en")}. Please ask a shorter question.`,
     );
   }
-  const q = await embed(text);
-  const about = engine.about(text); // the sentences are compared without "she", "the author"
-  const reply = engine.answer(text, q, about === text ? q : await embed(about));
+  // Each text embedded once; the sentences are compared without "she", "the author" (`about`).
+  const vectors = new Map();
+  const vector = async (t) => vectors.get(t) || vectors.set(t, await embed(t)).get(t);
+  const q = await vector(text);
+  const qAbout = await vector(engine.about(text));
+  const follow = followupQuery(text, conversation, engine.L);
+  const searched =
+    follow.query === text
+      ? null
+      : { ...follow, q: await vector(follow.query), qAbout: await vector(engine.about(follow.query)) };
+  const reply = engine.answer(text, q, qAbout, searched);
   return { ...reply, seconds: (performance.now() - started) / 1000 };
 }
 
@@ -108,8 +119,12 @@ function link(title, url, quote) {
 
 const JOINS = { line: "\n", paragraph: "\n\n" };
 
+/** One turn on the page: the question, what was searched when it differs, then the reply. */
 function render(reply, out) {
-  out.replaceChildren();
+  out.replaceChildren(element("p", reply.question, "inkwell-asked"));
+  if (reply.query && reply.query !== reply.question) {
+    out.append(element("p", `Searched for: ${reply.query}`, "inkwell-note inkwell-searched"));
+  }
   if (reply.mode === "extractive") {
     for (const group of reply.groups) {
       const block = element("div", undefined, "inkwell-passage");
@@ -138,12 +153,32 @@ function render(reply, out) {
   }
 }
 
+/** What the reply said, as the conversation keeps it for the next question. */
+function replyText(reply) {
+  return reply.mode === "extractive" ? reply.groups.map(passage).join("\n\n") : reply.text;
+}
+
 function mount() {
   const form = document.getElementById("inkwell-form");
   const input = document.getElementById("inkwell-question");
   const out = document.getElementById("inkwell-answer");
   const status = document.getElementById("inkwell-status");
+  const earlier = document.getElementById("inkwell-conversation");
+  const restart = document.getElementById("inkwell-new");
   if (!form || !input || !out) return;
+  // The conversation lasts as long as the page: a follow-up ("how much did it cost?", "tell me more")
+  // reads it. The latest turn is in `out`; the ones before move up into `earlier`.
+  let conversation = [];
+  if (restart) {
+    restart.addEventListener("click", () => {
+      conversation = [];
+      earlier?.replaceChildren();
+      out.replaceChildren();
+      delete out.dataset.mode;
+      restart.hidden = true;
+      input.focus();
+    });
+  }
   ready.then(
     (r) => {
       status.textContent = "";
@@ -158,9 +193,18 @@ function mount() {
     event.preventDefault();
     status.textContent = "Thinking…";
     try {
-      const reply = await ask(input.value);
+      const reply = await ask(input.value, conversation);
+      if (earlier && out.childNodes.length) {
+        const turn = element("article", undefined, "inkwell-turn");
+        turn.append(...out.childNodes);
+        earlier.append(turn);
+      }
       render(reply, out);
       out.dataset.mode = reply.mode;
+      conversation.push({ role: "user", content: reply.question }, { role: "assistant", content: replyText(reply) });
+      input.value = "";
+      if (restart) restart.hidden = false;
+      if (earlier?.childNodes.length) out.scrollIntoView({ block: "start" }); // the new turn, below the last
       status.textContent = "";
     } catch (err) {
       status.textContent = err.message;
@@ -175,17 +219,18 @@ function passage(group) {
 /** The reply in the shape the server's widget draws (the HTTP API's `done` event, core/serve/api.py
  * answer_json): the passages as plain text under "From <title>:", one source per post linking to its
  * first quoted sentence, or the decline with the closest posts. No question_id: nothing to rate here. */
-export async function widgetReply(question) {
-  const reply = await ask(question);
+export async function widgetReply(question, conversation = []) {
+  const reply = await ask(question, conversation);
+  const asked = { question: reply.question, searched_for: reply.query !== reply.question ? reply.query : null };
   const ref = (post, title, url, quote) =>
     ({ post_id: post, title, url: safeAddress(url || "") || null, link: fragmentLink(url, quote) });
   if (reply.mode === "extractive") {
     const text = reply.groups.map((g) => `From ${g.title}:\n${passage(g)}`).join("\n\n");
     const sources = reply.groups.map((g) => ref(g.post, g.title, g.url, g.quotes[0].text));
-    return { mode: "extractive", answer: text, answer_text: text, sources, sentences: [], suggestions: [] };
+    return { ...asked, mode: "extractive", answer: text, answer_text: text, sources, sentences: [], suggestions: [] };
   }
   const suggestions = (reply.suggestions || []).map((s) => ref(s.post, s.title, s.url, ""));
-  return { mode: "none", answer: reply.text, answer_text: reply.text, sources: [], sentences: [], suggestions };
+  return { ...asked, mode: "none", answer: reply.text, answer_text: reply.text, sources: [], sentences: [], suggestions };
 }
 
 /** The question's vector as the page computes it (for checking it against the Python embedder). */
