@@ -15,6 +15,7 @@ every chunk heading (core/answer/extractive.py embeds these per question; here t
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections import Counter
@@ -40,6 +41,7 @@ from core.answer.extractive import (
     is_signpost,
 )
 from core.answer.generate import HISTORY_MESSAGES
+from core.answer.near_words import MIN_CHARS, passage_words
 from core.answer.question import FOLLOWUP_CONTENT_WORDS
 from core.answer.quotable import lends_back, readable, sentence_units
 from core.answer.reply import CANNOT_READ, NO_ANSWER
@@ -55,7 +57,7 @@ from core.text.languages import LANGUAGES, UNKNOWN
 from core.text.words import LIGHT_STOPWORDS, QUESTION_FILLER, WORD, is_known_word
 from core.text.words import lemma as lemma_of
 
-FORMAT = 1
+FORMAT = 2  # 2: word vectors and follow-up cues
 EMBED_BATCH = 64
 # LanceDB 0.40's English stop words for FTS(language="English", remove_stop_words=True), removed before
 # stemming; found by querying its index word by word (a stop word matches nothing). With them, the
@@ -275,6 +277,12 @@ def build_index(
         )
     sentence_vectors = _embed_all(embedder, list(sentences))
     heading_vectors = _embed_all(embedder, list(headings))
+    # Every word the bar may compare a question's missing word with (core/answer/near_words.py), each
+    # embedded alone: the page embeds only the missing words themselves.
+    words = passage_words(
+        " ".join((c["title"] or "", c["section"] or "", c["text"] or "")) for c in corpus.chunks
+    )
+    word_ints, word_scales = quantize(_embed_all(embedder, words))
     parts = [corpus.vectors, sentence_vectors, heading_vectors]
     dim = corpus.vectors.shape[1]
     matrix = np.vstack([p.reshape(-1, dim) for p in parts])
@@ -283,14 +291,26 @@ def build_index(
         "format": FORMAT,
         "model_id": corpus.model_id,
         "dim": dim,
-        "counts": {"chunks": len(chunks), "sentences": len(sentences), "headings": len(headings)},
+        "counts": {
+            "chunks": len(chunks),
+            "sentences": len(sentences),
+            "headings": len(headings),
+            "words": len(words),
+        },
         "settings": _settings(settings),
         "rules": _rules(corpus.model_id, bar),
         "chunks": chunks,
         "bm25": bm25_index(corpus.chunks),
         "lexicon": lexicon(corpus.chunks),
     }
-    return index, {"vectors.i8": ints.tobytes(), "scales.f32": scales.astype("<f4").tobytes()}
+    # The words are fetched only when a missing word's decision needs them: the first load stays small.
+    return index, {
+        "vectors.i8": ints.tobytes(),
+        "scales.f32": scales.astype("<f4").tobytes(),
+        "words.json": json.dumps(words, ensure_ascii=False, separators=(",", ":")).encode(),
+        "words.i8": word_ints.tobytes(),
+        "words.f32": word_scales.astype("<f4").tobytes(),
+    }
 
 
 def _settings(settings: Settings) -> dict:
@@ -320,7 +340,6 @@ def _rules(model_id: str, bar: Bar | None = None) -> dict:
             "max_missing": bar.max_missing,
             "max_missing_close": bar.max_missing_close,
             "cross_language": bar.cross_language,
-            # The page finds words only as written (no word vectors): docs/decisions.md says what it costs.
             "word_match": bar.word_match,
         },
         "dense_weight": DENSE_WEIGHT,
@@ -343,6 +362,7 @@ def _rules(model_id: str, bar: Bar | None = None) -> dict:
         "checked_hits": CHECKED_HITS,
         "suggestions": SUGGESTIONS,
         "min_head_chars": MIN_HEAD_CHARS,
+        "min_word_chars": MIN_CHARS,
         "min_modifier_chars": MIN_MODIFIER_CHARS,
         "no_answer": {**NO_ANSWER, "en": NO_ANSWER_MESSAGE},
         "cannot_read": CANNOT_READ,

@@ -168,6 +168,17 @@ def test_with_no_question_length_limit_a_long_question_is_answered(site, driver,
     assert reply["mode"] in ("extractive", "none"), reply
 
 
+def test_a_word_written_otherwise_is_found_by_meaning_as_on_the_server(page):
+    # The posts say "color": the server's bar finds "colour" by meaning (core/answer/near_words.py) and
+    # answers; the page fetches the exported words' vectors and does the same, rather than declining.
+    reply = ask(page, "Is the desk going to change colour over time?")
+    assert reply["verdict"]["missing"] == ["colour"]
+    assert reply["verdict"]["near"]["colour"] > 0.9
+    assert reply["mode"] == "extractive", reply["verdict"]
+    fetched = page.evaluate("performance.getEntriesByType('resource').map((e) => e.name)")
+    assert any(name.endswith("/data/words.i8") for name in fetched)
+
+
 def turn(page, question: str) -> str:
     """Ask on the page as a reader does; the latest turn's text."""
     page.evaluate("document.getElementById('inkwell-answer').removeAttribute('data-mode')")

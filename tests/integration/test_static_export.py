@@ -306,13 +306,16 @@ def test_the_pages_bar_decides_as_the_servers(tmp_path):
         dataclasses.replace(shipped, max_missing_close=0.0, similarity=0.5, supported=0.3),
     ]
     cases = [
-        Signals(MINILM, similarity, quotable, asked, [f"w{i}" for i in range(missing)], [], names, False)
+        Signals(
+            MINILM, similarity, quotable, asked, [f"w{i}" for i in range(missing)], [], names, False, near
+        )
         for similarity in (0.2, 0.3, 0.36, 0.5, 0.6, 0.7)
         for asked in (0, 1, 2, 3, 4, 6)
         for missing in sorted({0, 1, asked // 2, asked})
         if missing <= asked
         for quotable in (True, False)
         for names in ([], ["Stephen King"])
+        for near in ({}, {"w0": 0.9, "w1": 0.3}, {"w0": 0.2, "w1": 0.6, "w2": 0.65})  # found by meaning
     ]
     out = run_node(
         "const decide = core.Engine.prototype.decide;"
@@ -328,6 +331,7 @@ def test_the_pages_bar_decides_as_the_servers(tmp_path):
                     "shared": s.shared,
                     "unknownNames": s.unknown_names,
                     "otherLanguage": s.other_language,
+                    "near": s.near,
                 }
                 for s in cases
             ],

@@ -266,6 +266,11 @@ export class Engine {
     this.ftsStop = new Set(index.fts_stop_words);
     this.sentenceBase = index.counts.chunks;
     this.headingBase = index.counts.chunks + index.counts.sentences;
+    // For missing words found by meaning, the page sets both (async): a word's vector from its model, and
+    // the exported words' table {words, vectors, scales}, fetched once. Without them: words as written.
+    this.embedWord = null;
+    this.loadWords = null;
+    this.wordTable = null;
     const bm = index.bm25;
     this.postings = new Map(Object.entries(bm.postings));
     this.avgdl = bm.lengths.reduce((a, b) => a + b, 0) / Math.max(1, bm.lengths.length);
@@ -590,7 +595,9 @@ export class Engine {
 
   // The relevance bar (core/answer/abstain.py) ---------------------------------------------------------
 
-  judge(question, hits, answer) {
+  /** The relevance bar's verdict on `answer` (abstain.py `judge`); a missing word counts as found when
+   * a word of the checked passages is near it by meaning (`embedWord`, near_words.py). */
+  async judge(question, hits, answer) {
     const R = this.rules;
     const L = this.L;
     const checked = hits.slice(0, R.checked_hits);
@@ -624,9 +631,52 @@ export class Engine {
       shared,
       unknownNames: [...names].sort(),
       otherLanguage,
+      near: {},
     };
+    if (this.embedWord && this.loadWords && this.nearMatters(signals, R.thresholds)) {
+      signals.near = await this.nearest(signals.missing, texts);
+    }
     const [ok, reason] = this.decide(signals, R.thresholds);
     return { answer: ok, reason, ...signals };
+  }
+
+  /** Whether words found by meaning could change the decision (abstain.py `_near_matters`). */
+  nearMatters(s, limits) {
+    return (
+      s.missing.length > 0 &&
+      !s.otherLanguage &&
+      !s.unknownNames.length &&
+      limits.word_match < 1 &&
+      limits.supported <= s.similarity &&
+      (s.similarity < limits.similarity || (limits.max_missing_close ?? 1) < 1)
+    );
+  }
+
+  /** Each missing word's best cosine with a word of the chunks' titles, sections and texts
+   * (near_words.py `nearest_words`, the passage words' vectors exported, the missing words' embedded). */
+  async nearest(missing, chunks) {
+    this.wordTable ||= this.loadWords().then((t) => ({ ...t, rows: new Map(t.words.map((w, i) => [w, i])) }));
+    const table = await this.wordTable;
+    const rows = new Set();
+    for (const c of chunks) {
+      for (const w of [c.title, c.section, c.text].join(" ").match(WORD) || []) {
+        const row = Array.from(w).length >= this.rules.min_word_chars ? table.rows.get(w.toLowerCase()) : undefined;
+        if (row !== undefined) rows.add(row);
+      }
+    }
+    const near = {};
+    if (!rows.size) return near;
+    for (const word of missing) {
+      const v = await this.embedWord(word);
+      let best = -Infinity;
+      for (const row of rows) {
+        let dot = 0;
+        for (let k = 0, off = row * this.dim; k < this.dim; k++) dot += table.vectors[off + k] * v[k];
+        best = Math.max(best, dot * table.scales[row]);
+      }
+      near[word] = Math.round(best * 1e4) / 1e4;
+    }
+    return near;
   }
 
   unmatched(words, passages, language) {
@@ -659,10 +709,12 @@ export class Engine {
     }
     if (s.unknownNames.length) return [false, "the question names what no retrieved passage mentions"];
     const closeMissing = limits.max_missing_close ?? 1;
-    if (s.similarity >= limits.similarity && s.missing.length <= closeMissing * s.asked) {
+    const near = s.near || {};
+    const missing = s.missing.filter((w) => (near[w] ?? -1) < limits.word_match).length;
+    if (s.similarity >= limits.similarity && missing <= closeMissing * s.asked) {
       return [true, "a sentence is close to the question"];
     }
-    if (s.similarity >= limits.supported && s.missing.length <= limits.max_missing * s.asked) {
+    if (s.similarity >= limits.supported && missing <= limits.max_missing * s.asked) {
       return [true, "close enough, and the question's words are in the passages"];
     }
     return [false, "no passage is close enough to the question"];
@@ -683,11 +735,11 @@ export class Engine {
    * when `about` changes nothing), as core/answer/reply.py in extractive mode. A follow-up passes
    * `searched`: `followupQuery`'s {query, followUp, said} with the query's vectors `q` and `qAbout`; the
    * query is searched and judged, and a joined follow-up's quote is picked for the question as asked. */
-  answer(question, q, qAbout = q, searched = null) {
+  async answer(question, q, qAbout = q, searched = null) {
     const s = searched || { query: question, q, qAbout, followUp: "", said: "" };
     const { hits, routed } = this.search(s.query, s.q);
     let extracted = this.extract(s.query, hits, s.qAbout);
-    const verdict = this.judge(s.query, hits, extracted);
+    const verdict = await this.judge(s.query, hits, extracted);
     const top = hits.length ? this.chunks[hits[0].chunk].post : null;
     const base = {
       question,

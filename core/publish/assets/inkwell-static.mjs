@@ -43,6 +43,16 @@ async function load() {
     return out.embedding.data;
   }
   await embed("warm up"); // the first run compiles kernels: not on the reader's first question
+  const words = new Map(); // a missing word's vector, once per page
+  engine.embedWord = async (word) => words.get(word) || words.set(word, await embed(word)).get(word);
+  engine.loadWords = async () => {
+    const [list, ints, scales] = await Promise.all([
+      fetchOk("data/words.json").then((r) => r.json()),
+      fetchOk("data/words.i8").then((r) => r.arrayBuffer()),
+      fetchOk("data/words.f32").then((r) => r.arrayBuffer()),
+    ]);
+    return { words: list, vectors: new Int8Array(ints), scales: new Float32Array(scales) };
+  };
   return { engine, embed, seconds: (performance.now() - started) / 1000 };
 }
 
@@ -76,7 +86,7 @@ async function ask(question, conversation = []) {
     follow.query === text
       ? null
       : { ...follow, q: await vector(follow.query), qAbout: await vector(engine.about(follow.query)) };
-  const reply = engine.answer(text, q, qAbout, searched);
+  const reply = await engine.answer(text, q, qAbout, searched);
   return { ...reply, seconds: (performance.now() - started) / 1000 };
 }
 
