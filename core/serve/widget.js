@@ -93,7 +93,7 @@
   var header = el("header");
   var heading = el("span", null, title);
   header.appendChild(heading);
-  var close = el("button", { type: "button", "aria-label": "Close" }, "×");
+  var close = el("button", { type: "button", "aria-label": "Close" }, "\u00d7");
   header.appendChild(close);
   var log = el("div", { class: "log", role: "log", "aria-live": "polite" });
   var form = el("form");
@@ -191,7 +191,7 @@
       }).then(function (r) { if (!r.ok) throw new Error(String(r.status)); });
     }
     function failed() { row.textContent = "The rating could not be sent."; }
-    [["👍", "Helpful", true], ["👎", "Not helpful", false]].forEach(function (b) {
+    [["\ud83d\udc4d", "Helpful", true], ["\ud83d\udc4e", "Not helpful", false]].forEach(function (b) {
       var thumb = el("button", { type: "button", "aria-label": b[1] }, b[0]);
       thumb.addEventListener("click", function () {
         rate(b[2]).then(function () { drawComment(row, b[2], rate, failed); }, failed);
@@ -354,7 +354,7 @@
     drawQuestion(question);
     var turn = { question: question, answer: "" };
     var view = drawAnswer(turn);
-    view.answer.textContent = "Writing…";
+    view.answer.textContent = "Writing\u2026";
     log.scrollTop = log.scrollHeight; // the new question in view, below a long conversation
     (isStatic ? askHere : askServer)(question, turn, view).catch(function (err) {
       view.answer.textContent = err && err.message ? err.message : "The question could not be answered.";

@@ -28,3 +28,11 @@ def test_the_welcome_is_the_owners_without_a_question_log():
 
 def test_the_widget_copied_is_the_servers():
     assert WIDGET.as_posix().endswith("core/serve/widget.js") and "data-static" in WIDGET.read_text("utf-8")
+
+
+def test_the_widget_is_ascii_so_a_blog_without_a_charset_shows_it_right():
+    # A classic script is decoded in the page's charset when the host sends none (python -m http.server
+    # does not): a literal "×" showed as "Ã—" on a blog page without <meta charset>.
+    text = WIDGET.read_text("utf-8")
+    assert text.isascii(), [c for c in text if not c.isascii()]
+    assert "\\u00d7" in text and "Writing\\u2026" in text  # escaped, not dropped
