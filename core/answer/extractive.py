@@ -243,8 +243,8 @@ def extract_answer(
     started = time.perf_counter()
     units = _units(hits[:MAX_HITS])
     candidates = [i for i, u in enumerate(units) if u.readable]
-    if said:
-        told = _word_string(said)
+    told = _word_string(said) if said else ""
+    if told:
         candidates = [i for i in candidates if _word_string(units[i].text) not in told] or candidates
     if not candidates:
         return ExtractiveAnswer(question, [], embedder.model_id, seconds=time.perf_counter() - started)
@@ -296,7 +296,9 @@ def extract_answer(
                 similarity[k] = max(similarity[k], rescale(float(cosine), scale))
     scores = cheap + w.similarity * similarity
 
-    picked = _passages(units, hits[:MAX_HITS], langs, candidates, scores, vectors, max_words, profile.passage)
+    picked = _passages(
+        units, hits[:MAX_HITS], langs, candidates, scores, vectors, max_words, profile.passage, told
+    )
     quotes = []
     for n, i in enumerate(picked):
         unit, hit = units[i], hits[units[i].hit]
@@ -456,14 +458,15 @@ def _passages(
     vectors: np.ndarray,
     max_words: int,
     rule: Passage,
+    told: str = "",
 ) -> list[int]:
     """Unit indexes of the answer: the passage around the best-scored sentence, then, when another
     post's best sentence scores within `rule.second_post_gap` of it and says something else (cosine
     below `rule.near_duplicate`), that post's passage too, each at most `max_words` words (the best
-    sentence alone may pass it)."""
+    sentence alone may pass it). `told`: what the reader was already given (`_word_string`)."""
     order = [int(k) for k in np.argsort(-scores, kind="stable")]
     first = order[0]
-    picked = _passage(units, hits, langs, candidates[first], max_words)
+    picked = _passage(units, hits, langs, candidates[first], max_words, told)
     first_post = hits[units[candidates[first]].hit].post_id
     for k in order[1:]:
         if scores[k] < scores[first] - rule.second_post_gap:
@@ -474,18 +477,25 @@ def _passages(
             or float(vectors[k] @ vectors[first]) >= rule.near_duplicate
         ):
             continue
-        picked += _passage(units, hits, langs, i, max_words)
+        picked += _passage(units, hits, langs, i, max_words, told)
         break
     return picked
 
 
 def _passage(
-    units: list[_Unit], hits: Sequence[Hit], langs: Sequence[Language], anchor: int, max_words: int
+    units: list[_Unit],
+    hits: Sequence[Hit],
+    langs: Sequence[Language],
+    anchor: int,
+    max_words: int,
+    told: str = "",
 ) -> list[int]:
     """The sentences that belong with `anchor`, in the order written: the sentence it continues (an
     opener that points back: "This is why…"); in a list (a paragraph of several lines), the start of
     its line and the list's lead-in (the sentence just before the list); then the sentences
-    after it, in its chunk and the post's next chunks among `hits`, while they fit in `max_words`."""
+    after it, in its chunk and the post's next chunks among `hits`, while they fit in `max_words`, up
+    to the first the reader was already given (in `told`: "tell me more" does not run into the last
+    answer)."""
     hit = units[anchor].hit
     text = hits[hit].text
     own = [j for j, u in enumerate(units) if u.hit == hit]  # the chunk's units, in order
@@ -525,7 +535,7 @@ def _passage(
         key = " ".join(units[j].text.split())
         if key in seen:  # overlapping chunks (the fixed-size chunker) repeat a few sentences
             continue
-        if words + units[j].words > max_words:
+        if words + units[j].words > max_words or (told and _word_string(units[j].text) in told):
             break
         take.append(j)
         seen.add(key)

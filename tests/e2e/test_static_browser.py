@@ -212,6 +212,17 @@ def test_the_page_keeps_the_conversation_and_reads_follow_ups_from_it(page):
         q["text"] for g in first["groups"] for q in g["quotes"]
     }
 
+    # Nor does it run on into what was given: the sawmill's next passage used to end in the first answer.
+    sawmill = ask(page, "How do you pick wood at the sawmill?")
+    given = [q["text"] for g in sawmill["groups"] for q in g["quotes"]]
+    conversation = [
+        {"role": "user", "content": "How do you pick wood at the sawmill?"},
+        {"role": "assistant", "content": " ".join(given)},
+    ]
+    more = page.evaluate("([q, c]) => window.inkwell.ask(q, c)", ["tell me more", conversation])
+    assert more["mode"] == "extractive"
+    assert not {q["text"] for g in more["groups"] for q in g["quotes"]} & set(given)
+
     # A follow-up that points back is searched with the question before it.
     shown = turn(page, "How much money is in it now?")
     assert "Searched for: What is the mistake jar? How much money is in it now?" in shown

@@ -165,20 +165,28 @@ def test_only_a_follow_up_joined_without_a_model_is_marked_joined(embedder, tabl
     assert rewritten.query == "Why do bees swarm?" and not rewritten.follow_up
 
 
-def test_tell_me_more_goes_on_with_the_same_post(embedder, demo_table):
+@pytest.mark.parametrize(
+    ("first", "post"),
+    [
+        ("What is the mistake jar?", "the-mistake-jar"),
+        # Its "more" passage starts before the first answer and ran on into it, word for word.
+        ("How do you pick wood at the sawmill?", "choosing-boards-at-the-sawmill"),
+    ],
+)
+def test_tell_me_more_goes_on_with_the_same_post(embedder, demo_table, first, post):
     # "tell me more" and "go on" ask for more of the last answer: its question is searched again, and
-    # each answer starts at a sentence not quoted yet. Joined instead ("What is the mistake jar? tell me
-    # more"), the quote was picked for the words "tell me more".
+    # each answer starts at a sentence not quoted yet and stops before one. Joined instead ("What is the
+    # mistake jar? tell me more"), the quote was picked for the words "tell me more".
     settings, store = demo_table
     settings = Settings.load({"data_dir": settings.data_dir, "answer_mode": "extractive"}, environ={})
     history: list[dict] = []
     quoted: list[str] = []
-    for question in ("What is the mistake jar?", "tell me more", "Go on."):
+    for question in (first, "tell me more", "Go on."):
         turn = take_turn(question, settings, store=store, embedder=embedder, history=history)
         assert turn.reply.mode == "extractive", question
-        assert turn.query == "What is the mistake jar?"
+        assert turn.query == first
         quotes = [_words(q.text) for q in turn.reply.quotes]
-        assert {q.post_id for q in turn.reply.quotes} == {"the-mistake-jar"}, question
+        assert {q.post_id for q in turn.reply.quotes} == {post}, question
         assert quotes[0] not in quoted, question  # it goes on: no answer starts where one did
         quoted += quotes
         history += [

@@ -428,8 +428,8 @@ export class Engine {
     const hits = allHits.slice(0, R.max_hits);
     const units = this.units(hits);
     let candidates = units.map((u, i) => (u.readable ? i : -1)).filter((i) => i >= 0);
-    if (said) {
-      const told = wordString(said);
+    const told = said ? wordString(said) : "";
+    if (told) {
       const fresh = candidates.filter((i) => !told.includes(wordString(units[i].text)));
       if (fresh.length) candidates = fresh;
     }
@@ -484,7 +484,7 @@ export class Engine {
       }
     });
     const scores = cheap.map((c, k) => c + W.similarity * similarity[k]);
-    const picked = this.passages(units, hits, candidates, scores);
+    const picked = this.passages(units, hits, candidates, scores, told);
     const quotes = picked.map((i, n) => {
       const unit = units[i];
       const chunk = this.chunks[hits[unit.hit].chunk];
@@ -516,11 +516,11 @@ export class Engine {
     return hits.map((h) => best.get(key(h)));
   }
 
-  passages(units, hits, candidates, scores) {
+  passages(units, hits, candidates, scores, told = "") {
     const R = this.rules;
     const order = scores.map((s, k) => [s, k]).sort((x, y) => y[0] - x[0] || x[1] - y[1]).map(([, k]) => k);
     const first = order[0];
-    const picked = this.passage(units, hits, candidates[first]);
+    const picked = this.passage(units, hits, candidates[first], told);
     const postOf = (i) => this.chunks[hits[units[i].hit].chunk].post;
     const firstPost = postOf(candidates[first]);
     const firstVector = this.rowVector(this.sentenceBase + units[candidates[first]].vector);
@@ -528,13 +528,14 @@ export class Engine {
       if (scores[k] < scores[first] - R.second_post_gap) break;
       const i = candidates[k];
       if (postOf(i) === firstPost || this.dot(this.sentenceBase + units[i].vector, firstVector) >= R.near_duplicate) continue;
-      picked.push(...this.passage(units, hits, i));
+      picked.push(...this.passage(units, hits, i, told));
       break;
     }
     return picked;
   }
 
-  passage(units, hits, anchor) {
+  /** The sentences that belong with `anchor` (extractive.py `_passage`), up to the first in `told`. */
+  passage(units, hits, anchor, told = "") {
     const hit = units[anchor].hit;
     const text = this.chunks[hits[hit].chunk].text;
     const own = units.map((u, j) => (u.hit === hit ? j : -1)).filter((j) => j >= 0);
@@ -563,7 +564,7 @@ export class Engine {
     for (const j of following) {
       const key = normalised(units[j].text);
       if (seen.has(key)) continue;
-      if (words + units[j].words > this.rules.max_words) break;
+      if (words + units[j].words > this.rules.max_words || (told && told.includes(wordString(units[j].text)))) break;
       take.push(j);
       seen.add(key);
       words += units[j].words;
