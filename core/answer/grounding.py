@@ -119,7 +119,11 @@ class Grounding:
         if not judged:
             return "no sentence to check"
         supported = sum(s.supported for s in judged)
-        return f"{supported} of {plural(len(judged), 'sentence')} supported by the excerpts"
+        short = len(self.sentences) - len(judged)
+        # Counted over every sentence checked (in strict grounding: the model's whole answer, also what
+        # was left out), so the short ones are named: "1 of 8" beside 14 left out read as a miscount.
+        rest = f" ({short} more too short to check)" if short else ""
+        return f"{supported} of {plural(len(judged), 'sentence')} supported by the excerpts{rest}"
 
     def to_json(self) -> dict:
         fraction = self.supported_fraction

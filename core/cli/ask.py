@@ -17,6 +17,7 @@ from core.cli.main import (
 from core.cli.output import MULTILINE, echo, print_json
 from core.cli.search import NO_ROUTE_HELP, RERANK_HELP, checked_collections, print_route
 from core.config import ANSWER_MODES, GROUNDINGS, RERANKERS
+from core.text import plural
 
 ANSWER_MODE_HELP = (
     "extractive: the author's own sentences, no model; generative: the chat model answers from the "
@@ -143,6 +144,8 @@ def _explain(answered: Any, settings: Any) -> None:
     if grounding is not None:
         echo(f"Grounding: {grounding.summary()}.", bold=True, err=True)
         listed = answered.dropped or grounding.unsupported
+        if answered.dropped:
+            echo(f"Left out of the answer: {plural(len(answered.dropped), 'sentence')}.", err=True)
         for item in listed:
             label = "left out, not found in the excerpts" if answered.dropped else "not found in the excerpts"
             echo(f"  {label}: {shorten(item.sentence, 160)}", fg="yellow", err=True)

@@ -474,7 +474,7 @@ def test_check_mode_shows_invented_details_and_lists_them_as_unsupported(
     [invented] = grounding.unsupported
     assert invented.sentence.startswith("Before that I bought my lumber from Oakridge Timber")
     assert invented.unknown_details == ["12", "burlington", "oakridge", "timber"]
-    assert grounding.summary() == "2 of 3 sentences supported by the excerpts"
+    assert grounding.summary() == "2 of 3 sentences supported by the excerpts (1 more too short to check)"
 
 
 @pytest.mark.parametrize("grounding", ["strict", "auto"])
@@ -503,7 +503,7 @@ def test_strict_mode_drops_invented_names_and_numbers_before_the_reader_sees_the
     ]
     assert dropped["It cost $4,000."].unknown_details == ["4000"]  # too short to judge, but a number
     assert not dropped["It cost $4,000."].judged
-    assert stream.grounding.summary() == "2 of 3 sentences supported by the excerpts"
+    assert stream.grounding.summary() == "2 of 3 sentences supported by the excerpts (1 more too short to check)"
     assert [s.sentence for s in stream.grounding.sentences] == [s.strip() for s in split_sentences(INVENTED)]
 
 

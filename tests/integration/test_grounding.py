@@ -35,7 +35,7 @@ def test_supported_invented_and_unjudged_sentences(embedder):
     assert not thanks.judged
     assert grounding.supported_fraction == pytest.approx(0.5)
     assert [s.sentence for s in grounding.unsupported] == [invented.sentence]
-    assert grounding.summary() == "1 of 2 sentences supported by the excerpts"
+    assert grounding.summary() == "1 of 2 sentences supported by the excerpts (1 more too short to check)"
 
 
 def test_a_checker_embeds_the_excerpts_once_and_judges_sentence_by_sentence_alike(embedder):

@@ -58,3 +58,16 @@ def test_the_grounding_line_counts_one_sentence_in_the_singular() -> None:
     assert one.summary() == "1 of 1 sentence supported by the excerpts"
     two = Grounding([SentenceSupport("A.", judged=True, supported=False)] * 2)
     assert two.summary() == "0 of 2 sentences supported by the excerpts"
+
+
+def test_the_grounding_line_names_the_sentences_too_short_to_check() -> None:
+    # In strict grounding the check covers the model's whole answer: without the short ones named, "1 of 8
+    # sentences supported" beside 14 sentences left out read as a miscount.
+    from core.answer.grounding import Grounding, SentenceSupport
+
+    sentences = [SentenceSupport("I keep bees.", judged=True, supported=True)]
+    sentences += [SentenceSupport("Yes.", judged=False, supported=False)] * 2
+    assert (
+        Grounding(sentences).summary()
+        == "1 of 1 sentence supported by the excerpts (2 more too short to check)"
+    )
