@@ -32,7 +32,11 @@ from core.text import check_reader_languages, plural, unknown_languages_problem
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--collection", help="Put every post in this collection (default: front matter or top folder).")
 @click.option("--title", help="Title for text read from standard input (PATH '-').")
-@click.option("--force", is_flag=True, help="Re-process posts even when unchanged.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Re-process posts even when unchanged (an address: read in full, no 304 asked for).",
+)
 @click.option(
     "--include-drafts",
     is_flag=True,
@@ -142,7 +146,7 @@ def ingest(
             urls, files, settings, force, replace, as_json, collection=collection, options=options
         )
         sys.exit(0 if remembered else 1)
-    web = ingest_web(urls, settings, collection=collection, as_json=as_json) if urls else []
+    web = ingest_web(urls, settings, collection=collection, as_json=as_json, force=force) if urls else []
     web_ok = all(o.ok for o in web)
     if urls and len(urls) == len(paths):
         if as_json:

@@ -81,14 +81,17 @@ def web_progress(label: str) -> Iterator[Progress]:
         yield progress
 
 
-def read_addresses(urls: Sequence[str], settings: Settings, collection: str | None) -> list[SourceOutcome]:
-    """Each address ingested and remembered (core.ingest.web.ingest_url), with its progress shown."""
+def read_addresses(
+    urls: Sequence[str], settings: Settings, collection: str | None, force: bool = False
+) -> list[SourceOutcome]:
+    """Each address ingested and remembered (core.ingest.web.ingest_url), with its progress shown;
+    `force`: no conditional request, every post re-processed."""
     from core.ingest.web import ingest_url
 
     outcomes = []
     for url in urls:
         with web_progress("Reading") as progress:
-            outcomes.append(ingest_url(url, settings, collection=collection, progress=progress))
+            outcomes.append(ingest_url(url, settings, collection=collection, progress=progress, force=force))
     return outcomes
 
 
@@ -118,12 +121,17 @@ def print_outcomes(outcomes: Sequence, as_json: bool, *, print_report: bool = Tr
 
 
 def ingest_web(
-    urls: Sequence[str], settings: Settings, *, collection: str | None, as_json: bool
+    urls: Sequence[str],
+    settings: Settings,
+    *,
+    collection: str | None,
+    as_json: bool,
+    force: bool = False,
 ) -> list[SourceOutcome]:
     """Ingest each address (a feed, sitemap, site or page) and remember it for `inkwell sync`; prints
     their problems (and summaries unless `as_json`), and leaves the JSON report to the caller, who may
-    have files' posts to report in the same document."""
-    outcomes = read_addresses(urls, settings, collection)
+    have files' posts to report in the same document. `force`: as read_addresses."""
+    outcomes = read_addresses(urls, settings, collection, force)
     print_outcomes(outcomes, as_json, print_report=False)
     return outcomes
 
@@ -142,7 +150,7 @@ def ingest_remembered(
     """Ingest each address and each local folder or file, and remember them all for `inkwell sync`."""
     from core.ingest.web import ingest_path
 
-    outcomes = read_addresses(urls, settings, collection)
+    outcomes = read_addresses(urls, settings, collection, force)
     for path in paths:
         with web_progress("Reading") as progress:
             outcome = ingest_path(

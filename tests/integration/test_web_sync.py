@@ -426,6 +426,153 @@ def test_a_page_whose_post_is_not_stored_is_fetched_in_full_whatever_validators_
     }
 
 
+# Posts lost from the table while their source answers 304 -------------------------------------------------
+
+
+def _conditional(site: SiteServer, since: int, path: str) -> list[bool]:
+    """Whether each request for `path` after the first `since` requests asked for a 304."""
+    return [
+        bool(h.get("If-None-Match") or h.get("If-Modified-Since"))
+        for p, h in site.requests[since:]
+        if p == path
+    ]
+
+
+def _bee_feed(site: SiteServer) -> None:
+    """A feed of a summary-only entry (its page read) and a full-content one, both pages on the site."""
+    site.page("/posts/bees/", page("Bees", "My bees winter in a poly hive with a fondant block on top."))
+    site.page("/posts/wasps/", page("Wasps", "Wasps find the hive in late summer; I narrow the entrance."))
+    site.add(
+        "/feed.xml",
+        rss(
+            f"<item><title>Bees</title><link>{site.url('/posts/bees/')}</link>"
+            "<description>A teaser.</description></item>"
+            f"<item><title>Wasps</title><link>{site.url('/posts/wasps/')}</link><content:encoded><![CDATA["
+            "<p>Wasps find the hive in late summer; I narrow the entrance.</p>]]></content:encoded></item>"
+        ),
+        "application/rss+xml",
+    )
+
+
+def test_posts_deleted_by_hand_come_back_though_their_feed_and_page_answer_304(tmp_path):
+    """The tester's report: a feed (and a single page) that answers 304 hid the posts deleted since, and
+    sync said "2 unchanged". Now a source whose listed post is missing is read again in full, the post
+    comes back and is counted as new; a next sync is the plain 304 again."""
+    db = tmp_path / "db"
+    with SiteServer() as site:
+        _bee_feed(site)
+        site.page("/hives/", page("Hives", "A hive is a stack of boxes on a stand off the wet ground."))
+        for url in ("/feed.xml", "/hives/"):
+            assert run("ingest", site.url(url), data_dir=db).exit_code == 0
+        assert set(stored(db)) == {"bees", "wasps", "hives"}
+
+        for lost in ("bees", "wasps"):  # a page the feed links to, then an entry the feed carries
+            deleted = CliRunner().invoke(
+                main, ["posts", "delete", "--data-dir", str(db)], input=f"{lost}\nhives\n"
+            )
+            assert deleted.exit_code == 0 and "deleted 2 posts" in deleted.stdout, deleted.output
+            seen = len(site.requests)
+            synced = run("sync", "--json", data_dir=db)
+            assert synced.exit_code == 0, synced.output
+            assert set(stored(db)) == {"bees", "wasps", "hives"}
+            assert _conditional(site, seen, "/feed.xml") == [False]  # the feed read in full
+            assert _conditional(site, seen, "/hives/") == [False]
+            kept = next(other for other in ("bees", "wasps") if other != lost)
+            if kept == "bees":  # the page of a post still stored is still asked for a 304
+                assert _conditional(site, seen, "/posts/bees/") == [True]
+            outs = {o["url"]: o for o in json.loads(synced.stdout)["sources"]}
+            feed = outs[site.url("/feed.xml")]
+            assert [
+                (p["post_id"], p["status"]) for p in feed["report"]["posts"] if p["status"] != "unchanged"
+            ] == [(lost, "new")]
+            page_out = outs[site.url("/hives/")]
+            assert [(p["post_id"], p["status"]) for p in page_out["report"]["posts"]] == [("hives", "new")]
+            assert page_out["not_modified"] == 0
+            listed = run("sources", data_dir=db).stdout
+            assert "1 new, 0 updated, 1 unchanged, 0 failed" in listed, listed
+            assert "0 new, 0 updated, 2 unchanged" not in listed
+
+        seen = len(site.requests)
+        again = run("sync", data_dir=db)
+        assert again.exit_code == 0, again.output
+        assert "(feed): 0 new, 0 updated, 2 unchanged, 0 failed; 0 chunks embedded" in again.stdout
+        asked = {p: _conditional(site, seen, p) for p, _ in site.requests[seen:] if p != "/robots.txt"}
+        assert asked == {"/feed.xml": [True], "/hives/": [True]}  # all present: just the two 304s
+
+
+def test_a_post_whose_sync_was_undone_comes_back_at_the_next_sync(tmp_path):
+    db = tmp_path / "db"
+    with SiteServer() as site:
+        _bee_feed(site)
+        feed = site.resources["/feed.xml"].body.decode()
+        first, rest = feed.split("<item>", 1)[0], feed.split("<item>", 2)[2]
+        site.add("/feed.xml", first + "<item>" + rest, "application/rss+xml")  # the wasps entry only
+        assert run("ingest", site.url("/feed.xml"), data_dir=db).exit_code == 0
+        site.add("/feed.xml", feed, "application/rss+xml")  # bees published
+        grown = run("sync", data_dir=db)
+        assert grown.exit_code == 0 and "1 new, 0 updated, 1 unchanged" in grown.stdout, grown.output
+        undone = run("undo", data_dir=db)
+        assert undone.exit_code == 0 and "sync of" in undone.stdout, undone.output
+        assert set(stored(db)) == {"wasps"}
+
+        seen = len(site.requests)
+        synced = run("sync", data_dir=db)
+        assert synced.exit_code == 0, synced.output
+        assert "(feed): 1 new, 0 updated, 1 unchanged, 0 failed" in synced.stdout, synced.stdout
+        assert _conditional(site, seen, "/feed.xml") == [False]
+    assert set(stored(db)) == {"bees", "wasps"} and "fondant block" in stored(db)["bees"]["raw"]
+
+
+def test_a_deleted_post_that_fell_off_its_feed_costs_no_full_read(tmp_path):
+    """A feed is a window: a post it no longer lists cannot come back by reading it, so deleting one
+    leaves the sync a plain 304 (it was read in full at every sync if all remembered posts counted)."""
+    db = tmp_path / "db"
+    with SiteServer() as site:
+        _bee_feed(site)
+        assert run("ingest", site.url("/feed.xml"), data_dir=db).exit_code == 0
+        feed = site.resources["/feed.xml"].body.decode()
+        site.add(
+            "/feed.xml", feed.split("<item>")[0] + "<item>" + feed.split("<item>")[2], "application/rss+xml"
+        )
+        assert run("sync", data_dir=db).exit_code == 0  # bees fell off the feed; it stays remembered
+        deleted = CliRunner().invoke(main, ["posts", "delete", "bees", "--data-dir", str(db)])
+        assert deleted.exit_code == 0, deleted.output
+        for _ in range(2):
+            seen = len(site.requests)
+            synced = run("sync", data_dir=db)
+            assert "(feed): 0 new, 0 updated, 1 unchanged, 0 failed" in synced.stdout, synced.output
+            assert _conditional(site, seen, "/feed.xml") == [True]
+    assert set(stored(db)) == {"wasps"}
+
+
+def test_ingest_force_of_an_address_asks_for_no_304(tmp_path):
+    """`inkwell ingest URL --force` read a 304 as "unchanged" and restored nothing; now it sends no
+    validators for the feed or its pages and re-processes every post, as --force does for files."""
+    db = tmp_path / "db"
+    with SiteServer() as site:
+        _bee_feed(site)
+        assert run("ingest", site.url("/feed.xml"), data_dir=db).exit_code == 0
+        deleted = CliRunner().invoke(main, ["posts", "delete", "bees", "--data-dir", str(db)])
+        assert deleted.exit_code == 0, deleted.output
+        seen = len(site.requests)
+        forced = run("ingest", site.url("/feed.xml"), "--force", "--json", data_dir=db)
+        assert forced.exit_code == 0, forced.output
+        assert _conditional(site, seen, "/feed.xml") == [False]
+        assert _conditional(site, seen, "/posts/bees/") == [False]
+        (out,) = json.loads(forced.stdout)["sources"]
+        assert {p["post_id"]: p["status"] for p in out["report"]["posts"]} == {
+            "bees": "new",
+            "wasps": "updated",
+        }
+        assert out["not_modified"] == 0
+        assert set(stored(db)) == {"bees", "wasps"}
+
+        seen = len(site.requests)
+        plain = run("ingest", site.url("/feed.xml"), data_dir=db)  # without --force: the 304 again
+        assert "0 new, 0 updated, 2 unchanged" in plain.stdout, plain.output
+        assert _conditional(site, seen, "/feed.xml") == [True]
+
+
 def test_ingest_of_an_address_and_a_file_prints_one_json_document(tmp_path):
     db, note, bad = tmp_path / "db", tmp_path / "lathe-notes.md", tmp_path / "bad.json"
     note.write_text("# Lathe notes\n\nThe tool rest sits an eighth below centre.\n")

@@ -2,7 +2,9 @@
 fetched a few at a time on the source's host only (core/ingest/web/fetch.py), with the ETag and
 Last-Modified each page had at the last sync, so an unchanged page answers 304 and costs nothing.
 Validators are sent only for a page whose post is stored from it (`stored`): a page whose post was
-refused or failed is fetched in full and reported again at every sync until it goes in.
+refused or failed is fetched in full and reported again at every sync until it goes in. The source's
+own document is read in full when asked to (`recheck`: a post it listed is missing from the table, and
+its 304 would hide it), and `force` sends no validators at all.
 
 What comes back says, besides the posts and the problems (each naming its page and reason), which
 pages the source lists now (`listed`, the post ids), so a sync can tell which posts disappeared, and
@@ -64,12 +66,15 @@ def read_source(
     progress: Progress | None = None,
     max_items: int = MAX_ITEMS,
     stored: Mapping[str, str] | None = None,
+    recheck: bool = False,
+    force: bool = False,
 ) -> SourceRead:
     """The posts of `source` as it is now (see the module docstring); `stored`: the post id of each of
-    its pages whose post is stored from that page (sync.stored_pages). Never raises for the web's
-    failures: they are in `errors`."""
+    its pages whose post is stored from that page (sync.stored_pages). With `recheck` the feed, sitemap
+    or page itself is fetched without its validators (no 304 for it); with `force` nothing is asked
+    for a 304, neither it nor its pages. Never raises for the web's failures: they are in `errors`."""
     fetcher = fetcher or Fetcher(host_of(source.url))
-    reader = _Reader(source, fetcher, progress, max_items, stored or {})
+    reader = _Reader(source, fetcher, progress, max_items, stored or {}, recheck=recheck, force=force)
     return reader.run()
 
 
@@ -81,6 +86,9 @@ class _Reader:
         progress: Progress | None,
         max_items: int,
         stored: Mapping[str, str],
+        *,
+        recheck: bool = False,
+        force: bool = False,
     ) -> None:
         self.source = source
         self.stored = stored
@@ -91,15 +99,18 @@ class _Reader:
         self.progress = progress
         self.max_items = max_items
         self.out = SourceRead(source.kind)
+        self.recheck = recheck or force  # fetch the source's own document in full (no 304 for it)
+        self.force = force  # no 304 asked for at all: neither the source nor its pages
 
     def run(self) -> SourceRead:
         url, state = self.source.url, self.source.state
         target = state.get("via_url") or url  # a site reads the sitemap or feed it was found to have
+        known = {} if self.recheck else state
         try:
             response = self.fetcher.get(
                 target,
-                etag=state.get("etag", ""),
-                last_modified=state.get("last_modified", ""),
+                etag=known.get("etag", ""),
+                last_modified=known.get("last_modified", ""),
                 max_bytes=MAX_XML_BYTES,
             )
         except FetchError as exc:
@@ -113,6 +124,8 @@ class _Reader:
         if response.not_modified:
             self.out.reached = True
             self.out.state["feed_posts"] = state.get("feed_posts", 0)
+            if "feed_items" in state:
+                self.out.state["feed_items"] = state["feed_items"]
             self._unchanged(kind)
             return self.out
         self._dispatch(kind, response)
@@ -258,8 +271,9 @@ class _Reader:
             item: tuple[str, str],
         ) -> tuple[str, Post | None, dict[str, str] | None, FetchError | str | None]:
             page, lastmod = item
-            # A page whose post is not stored from it (refused, failed) must not hide behind a 304.
-            prior = self.source.items.get(page, {}) if page in self.stored else {}
+            # A page whose post is not stored from it (refused, failed, deleted) must not hide behind
+            # a 304; nor any page under --force.
+            prior = self.source.items.get(page, {}) if page in self.stored and not self.force else {}
             try:
                 response = first.get(page) or self.fetcher.get(
                     page, etag=prior.get("etag", ""), last_modified=prior.get("last_modified", "")
@@ -358,6 +372,9 @@ class _Reader:
         if fetch:
             self._pages(dict(fetch))
         self.out.state["feed_posts"] = len(self.out.items)
+        # What the feed lists now, apart from the posts that fell off it and are still remembered
+        # (sync.lost_posts: only these are looked for when the feed answers 304).
+        self.out.state["feed_items"] = list(self.out.items)
         self.out.complete = False  # a feed lists its newest posts only: never prune by it
 
     def _entry_post(self, feed_url: str, entry: Entry) -> Post | None:

@@ -3,7 +3,9 @@ reads every remembered source again. Changed posts go through the ordinary per-p
 (core/ingest/pipeline.py), so an unchanged post costs no embedding and an edited one re-embeds only its
 changed chunks; pages that answer 304 are not even read. A source whose sync had a failure is read in
 full next time (its own ETag / Last-Modified are not kept), and a page is asked for a 304 only while its
-post is stored from it, so what failed or was refused is fetched and reported again. With `prune`,
+post is stored from it, so what failed or was refused is fetched and reported again. A feed or page
+whose 304 would hide a post it listed that is in no row of the posts table (deleted by hand, undone,
+lost) is read in full instead, so the post comes back (counted as new). With `prune`,
 posts that a source no longer lists are deleted (one logged change per source, undoable); without it
 they are only named.
 
@@ -15,6 +17,7 @@ that is gone, prunes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from core.config import Settings
@@ -28,6 +31,7 @@ from core.ingest.web.local import path_source, read_path, settle_items, source_p
 from core.ingest.web.read import SourceRead, read_source
 from core.parse import ImportOptions
 from core.store import Store
+from core.store.schema import PostState
 from core.store.sources import Source, Sources, now
 from core.text import plural
 
@@ -102,12 +106,14 @@ def ingest_url(
     fetcher: Fetcher | None = None,
     max_items: int = MAX_ITEMS,
     remember: bool = True,
+    force: bool = False,
 ) -> SourceOutcome:
     """Read a feed, sitemap, site or page at `url`, ingest its posts, and (with `remember`) keep it as
     a source for `sync_sources`: a new address only if it could be read (not one that is down, a 404,
     not a feed, sitemap or page), a remembered one whatever this read gave (its failure may pass). A
-    source already remembered is synced (its collection kept unless `collection` is given). ValueError
-    for an address that is not http(s)."""
+    source already remembered is synced (its collection kept unless `collection` is given). `force`:
+    no conditional request (every page read in full) and every post re-processed, as ingest_posts's
+    `force`. ValueError for an address that is not http(s)."""
     store = store or Store(settings.data_dir)
     url = check_url(url)
     known = Sources(store).get(url)
@@ -115,7 +121,17 @@ def ingest_url(
     if collection:
         source.collection = collection
     return _sync_one(
-        source, settings, store, embedder, progress, fetcher, max_items, False, remember, new=known is None
+        source,
+        settings,
+        store,
+        embedder,
+        progress,
+        fetcher,
+        max_items,
+        False,
+        remember,
+        force,
+        new=known is None,
     )
 
 
@@ -182,8 +198,16 @@ def _sync_one(
     if source.kind == PATH_KIND:
         read = read_path(source)
     else:
-        stored = stored_pages(source, store)
-        read = read_source(source, fetcher, progress=progress, max_items=max_items, stored=stored)
+        states = store.post_states() if source.items or source.state.get("gone") else {}
+        read = read_source(
+            source,
+            fetcher,
+            progress=progress,
+            max_items=max_items,
+            stored=stored_pages(source, store, states),
+            recheck=bool(lost_posts(source, states)),
+            force=force,
+        )
     report = ingest_posts(
         read.posts,
         settings,
@@ -223,18 +247,34 @@ def _sync_one(
     return outcome
 
 
-def stored_pages(source: Source, store: Store) -> dict[str, str]:
+def stored_pages(
+    source: Source, store: Store, states: Mapping[str, PostState] | None = None
+) -> dict[str, str]:
     """The post id of each page of `source` (listed now or gone) whose post is stored from that page,
-    by its listed address or the one it redirected to."""
+    by its listed address or the one it redirected to; `states`: store.post_states(), if read already."""
     if not source.items and not source.state.get("gone"):
         return {}  # a new source: no need to scan the posts table
-    states = store.post_states()
+    states = store.post_states() if states is None else states
     stored = {}
     for page, item in {**source.state.get("gone", {}), **source.items}.items():
         state = states.get(item.get("post_id", ""))
         if state is not None and state.source in (page, item.get("source", page)):
             stored[page] = item["post_id"]
     return stored
+
+
+def lost_posts(source: Source, states: Mapping[str, PostState]) -> list[str]:
+    """The posts `source` listed at its last read that are in no row of the posts table (`states`:
+    store.post_states()) — deleted by hand, undone, lost — when its own 304 would hide them: a feed
+    (or a site read through its feed) or a single page, whose 304 stands for all it lists. A sitemap's
+    304 needs no such care: its pages are asked again one by one, a 304 only from those whose post is
+    stored. A feed's posts that fell off it are not looked for (it no longer lists them; reading it
+    would not bring them back)."""
+    if (source.state.get("via") or source.kind) not in ("feed", "page"):
+        return []
+    listed = source.state.get("feed_items")  # absent for a feed remembered before it was kept
+    items = source.items if listed is None else {p: source.items[p] for p in listed if p in source.items}
+    return [i["post_id"] for i in items.values() if i.get("post_id") and i["post_id"] not in states]
 
 
 def _gone(source: Source, read: SourceRead, store: Store) -> list[tuple[str, str]]:
