@@ -511,6 +511,10 @@ def test_a_post_whose_sync_was_undone_comes_back_at_the_next_sync(tmp_path):
         site.add("/feed.xml", feed, "application/rss+xml")  # bees published
         grown = run("sync", data_dir=db)
         assert grown.exit_code == 0 and "1 new, 0 updated, 1 unchanged" in grown.stdout, grown.output
+        changes = run("changes", data_dir=db).stdout  # the first read is an ingest, the next a sync
+        assert (
+            f"ingest of {site.url('/feed.xml')}" in changes and f"sync of {site.url('/feed.xml')}" in changes
+        )
         undone = run("undo", data_dir=db)
         assert undone.exit_code == 0 and "sync of" in undone.stdout, undone.output
         assert set(stored(db)) == {"wasps"}

@@ -216,7 +216,7 @@ def _sync_one(
         progress=progress,
         errors=read.errors,
         warnings=read.warnings,
-        label=f"sync of {source.url}"[:200],
+        label=f"{'ingest' if new else 'sync'} of {source.url}"[:200],
         force=force,
         replace=replace,
     )
