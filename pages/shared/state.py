@@ -16,6 +16,7 @@ from typing import Any
 
 import streamlit as st
 
+from core.answer import resolve_mode
 from core.answer.owner import with_owner
 from core.config import MODEL_RERANKERS, ConfigError, Settings
 from core.embed import Embedder, EmbedError
@@ -155,9 +156,18 @@ def sidebar_status(settings: Settings, details: bool = True) -> None:
         _owner_line()
         return
     # The address of an own model server is the owner's business, not the readers'.
-    st.caption(f"**Answer model:** {md_escape(describe_llm(settings, endpoint=owner_unlocked()))}")
-    if settings.uses_builtin_llm:
-        st.caption("Offline built-in model: set an OpenAI key or server for better answers.")
+    model = md_escape(describe_llm(settings, endpoint=owner_unlocked()))
+    if settings.uses_builtin_llm and resolve_mode(settings) == "extractive":
+        # Readers get quotes: naming the small model as "the answer model" said their answers were rough.
+        st.caption("**Answers:** your own sentences, quoted from the posts (no model writes them).")
+        st.caption(
+            f"Offline built-in model ({model}): only for trying generated answers (Evaluate page, "
+            "`inkwell ask --answer-mode generative`); set an OpenAI key or server for real ones."
+        )
+    else:
+        st.caption(f"**Answer model:** {model}")
+        if settings.uses_builtin_llm:
+            st.caption("Offline built-in model: set an OpenAI key or server for better answers.")
     try:
         posts, chunks = get_store(settings).counts()
         embedder = get_embedder_cached(settings)

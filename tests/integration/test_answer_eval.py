@@ -85,6 +85,17 @@ def test_extractive_answers_score_their_quotes(table):
     assert summary["token_f1"] == pytest.approx(expected_f1)
 
 
+def test_questions_without_references_score_no_f1_or_evidence(table):
+    # A declined question without a reference answer or evidence was counted as F1 0 and no evidence, so
+    # a set with no references printed "token F1 0.000" instead of saying there is nothing to score.
+    settings, store, embedder = table
+    asked = [Query("q1", ON_TOPIC[0].text), Query("q9", "What colour is the shed roof?")]
+    [report] = run_answer_eval(asked, [], settings, ["extractive"], store=store, embedder=embedder)
+    assert any(r.no_answer for r in report.rows)  # a declined one is among them
+    summary = report.summary()
+    assert summary["token_f1"] is None and summary["evidence_in_answer"] is None
+
+
 def test_the_naive_baseline_quotes_two_sentences_behind_the_same_bar(table):
     """The naive mode answers exactly the questions the extractive one does (the same relevance bar),
     with at most two verbatim sentences, and is scored like any answer."""

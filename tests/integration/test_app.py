@@ -72,8 +72,9 @@ def test_each_page_renders(data_dir, page, title):
         assert not any("Embedder" in c for c in shown(at.sidebar.caption))
         at.sidebar.toggle(key="show_details").set_value(True).run()
     captions = "\n".join(shown(at.sidebar.caption))
-    assert "**Answer model:** built-in SmolLM2-135M" in captions  # which model answers
-    assert "Offline built-in model" in captions
+    # Readers get quotes with only the built-in model: the sidebar says so, and names the model as a trial
+    assert "**Answers:** your own sentences, quoted" in captions and "**Answer model:**" not in captions
+    assert "Offline built-in model (built-in SmolLM2-135M" in captions
     assert "**Embedder:** sentence-transformers/all-MiniLM-L6-v2" in captions
     assert "**Table:** 0 posts · 0 chunks" in captions
     assert "Single-user mode" in captions
