@@ -122,13 +122,10 @@ class AnswerReport:
             "mode": self.mode,
             "on_topic": len(on),
             "off_topic": len(off),
-            # Over every on-topic question: a "haven't written about that" scores 0 F1 and no evidence.
-            "token_f1": mean(
-                [r.f1 if r.f1 is not None else 0.0 for r in on if r.f1 is not None or r.no_answer]
-            ),
-            "evidence_in_answer": mean(
-                [bool(r.evidence) for r in on if r.evidence is not None or r.no_answer]
-            ),
+            # Over every on-topic question with a reference (score_reply scores a "haven't written about
+            # that" 0 F1 and no evidence); None when no question has one, rather than a made-up 0.
+            "token_f1": mean([r.f1 for r in on]),
+            "evidence_in_answer": mean([r.evidence for r in on]),
             "invented_words": mean([r.invented for r in answered]),
             "grounded": mean([r.grounded for r in answered]),
             "no_answer_on_topic": mean([r.no_answer for r in on]),

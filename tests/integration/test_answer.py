@@ -503,7 +503,9 @@ def test_strict_mode_drops_invented_names_and_numbers_before_the_reader_sees_the
     ]
     assert dropped["It cost $4,000."].unknown_details == ["4000"]  # too short to judge, but a number
     assert not dropped["It cost $4,000."].judged
-    assert stream.grounding.summary() == "2 of 3 sentences supported by the excerpts (1 more too short to check)"
+    assert (
+        stream.grounding.summary() == "2 of 3 sentences supported by the excerpts (1 more too short to check)"
+    )
     assert [s.sentence for s in stream.grounding.sentences] == [s.strip() for s in split_sentences(INVENTED)]
 
 
