@@ -508,7 +508,14 @@ def _passage(
 
     at = own.index(anchor)
     first = at
-    if at and langs[hit].leans_back(units[anchor].text) and paragraph(own[at - 1]) == paragraph(anchor):
+    if (
+        at
+        and paragraph(own[at - 1]) == paragraph(anchor)
+        and (
+            langs[hit].leans_back(units[anchor].text)
+            or langs[hit].takes_up(units[anchor].text, units[own[at - 1]].text)
+        )
+    ):
         first = at - 1
     in_paragraph = [j for j in own if paragraph(j) == paragraph(anchor)]
     is_list = len({line(j) for j in in_paragraph}) > 1

@@ -7,6 +7,7 @@ the sentence openers that lean on the sentence before or announce the next, and 
     lang.function_words            # frozenset from stop-words ("die", "man", …)
     lang.number("zwölf")           # 12
     lang.leans_back("Das ist …")   # True: "das" points at the sentence before
+    ENGLISH.takes_up("The felt soaks up the sun.", "I wrap the hives in black felt.")  # True
     ENGLISH.without_third_person("Why did she quit?")  # "Why did quit?"
 
 A language without a record gets FALLBACK with its own code: its function words (from stop-words, when
@@ -24,6 +25,8 @@ from functools import cached_property, lru_cache
 
 from core.text.function_words import function_words
 from core.text.language import UNDETERMINED
+from core.text.words import LETTER_WORD as _WORD
+from core.text.words import lemma
 
 
 def _split(text: str) -> frozenset[str]:
@@ -61,6 +64,9 @@ class Language:
     hyphenated_tens: bool = False
     # Sentence openers that point at the sentence before: demonstratives, pronouns, connectives.
     leaning_openers: frozenset[str] = frozenset()
+    # Definite articles: a sentence opening with one and a word the sentence before used speaks of what
+    # that sentence introduced ("… in black felt. The felt soaks up …").
+    definite_articles: frozenset[str] = frozenset()
     # Sentence openers that announce what follows ("Here is …"); a colon at the end does in any language.
     announcing_openers: tuple[str, ...] = ()
     # Words for a person spoken of ("she", "his", "the author"): a question about the author in the third
@@ -102,6 +108,19 @@ class Language:
     def leans_back(self, sentence: str) -> bool:
         """Whether the sentence opens with a word pointing at the one before ("This is why …")."""
         return bool(self._leaning and self._leaning.match(sentence))
+
+    def takes_up(self, sentence: str, before: str) -> bool:
+        """Whether the sentence opens with a definite article and a word `before` used ("I wrap my hives
+        in black felt." → "The felt soaks up the winter sun."): read alone, "the felt" names nothing.
+        Words compare as written, and in English by lemma too ("hives" → "The hive")."""
+        opening = _WORD.findall(sentence[:120].lower())[:2]
+        if len(opening) < 2 or opening[0] not in self.definite_articles:
+            return False
+        earlier = set(_WORD.findall(before.lower()))
+        noun = opening[1]
+        if noun in earlier:
+            return True
+        return self.code == "en" and lemma(noun) in {lemma(w) for w in earlier}
 
     def announces(self, sentence: str) -> bool:
         """Whether the sentence opens like an announcement of the next ("Here is what I use:")."""
@@ -160,6 +179,7 @@ ENGLISH = Language(
         "this that these those it its they them their he she his her him such but and so yet then also "
         "which both there here still instead otherwise however thus hence or nor"
     ),
+    definite_articles=frozenset({"the"}),
     announcing_openers=("here is", "here are", "here's", "here’s"),
     third_person=tuple(_phrases("she|he|her|his|hers|him|herself|himself|the author|the writer|the blogger")),
     no_answer="I haven't written about that, so I can't answer it from my posts.",
@@ -186,6 +206,7 @@ GERMAN = Language(
         "das dies diese dieser dieses es sie er aber und also dann deshalb daher darum trotzdem sonst "
         "doch auch außerdem"
     ),
+    definite_articles=_split("der die das den dem des"),
     announcing_openers=("hier ist", "hier sind", "folgendes"),
     no_answer="Darüber habe ich nicht geschrieben, deshalb kann ich es aus meinen Beiträgen nicht beantworten.",
     cannot_read="Fragen auf Deutsch kann ich noch nicht lesen; bitte fragen Sie auf Englisch.",
@@ -210,6 +231,7 @@ FRENCH = Language(
     leaning_openers=_split(
         "cela ça ce cette ces il elle ils elles mais et donc puis aussi pourtant alors ainsi sinon"
     ),
+    definite_articles=_split("le la les"),
     announcing_openers=("voici", "voilà"),
     no_answer="Je n'ai pas écrit là-dessus, je ne peux donc pas y répondre à partir de mes articles.",
     cannot_read="Je ne sais pas encore lire les questions en français ; posez-la en anglais, s'il vous plaît.",
@@ -233,6 +255,7 @@ SPANISH = Language(
     leaning_openers=_split(
         "esto eso esta este estos estas ello él ella ellos ellas pero y así entonces también además"
     ),
+    definite_articles=_split("el la los las"),
     announcing_openers=("aquí está", "aquí están", "he aquí"),
     no_answer="No he escrito sobre eso, así que no puedo responderlo a partir de mis publicaciones.",
     cannot_read="Todavía no puedo leer preguntas en español; pregúntelo en inglés, por favor.",

@@ -206,6 +206,19 @@ def test_a_sentence_pointing_back_brings_the_one_before(embedder):
     assert dangling not in short or short[short.index(dangling) - 1] == "His teaching method has three steps:"
 
 
+def test_a_sentence_taking_up_a_word_of_the_one_before_brings_it(embedder):
+    # "The felt" names what the sentence before introduced: quoted alone, it refers to nothing.
+    text = (
+        "Winter is quiet in the apiary. I wrap my two beehives in black roofing felt every November. "
+        "The felt soaks up the winter sun and keeps the cluster warm on cold days."
+    )
+    answer = extract_answer("What keeps the cluster warm in the winter sun?", [hit(text)], embedder)
+    texts = [q.text for q in answer.sentences]
+    taking_up = "The felt soaks up the winter sun and keeps the cluster warm on cold days."
+    assert taking_up in texts
+    assert texts[texts.index(taking_up) - 1] == "I wrap my two beehives in black roofing felt every November."
+
+
 # Evidence and the gate --------------------------------------------------------------------------------
 
 

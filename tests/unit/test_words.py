@@ -118,6 +118,16 @@ def test_sentence_openers_are_read_in_the_posts_language():
     assert is_signpost("Meine Methode hat drei Schritte:", language("de"))  # a colon, in any language
 
 
+def test_a_definite_article_and_a_word_of_the_sentence_before_take_it_up():
+    before = "I wrap my two beehives in black roofing felt."
+    assert ENGLISH.takes_up("The felt soaks up the winter sun.", before)
+    assert ENGLISH.takes_up("The beehive stays dry.", before)  # by lemma
+    assert not ENGLISH.takes_up("The sun was out.", before)  # a new thing
+    assert not ENGLISH.takes_up("Felt soaks up the sun.", before)  # no article
+    assert language("de").takes_up("Die Pappe hält warm.", "Ich wickle die Stöcke in Pappe.")
+    assert not FALLBACK.takes_up("The felt soaks up the sun.", before)  # no article known
+
+
 def test_follow_up_cues_are_the_questions_language():
     assert needs_context("Und was hat das gekostet?")
     assert needs_context("Et ça, combien ?")

@@ -138,6 +138,16 @@ export function detectLanguage(text, L) {
 
 const differ = (a, b) => a !== UND && b !== UND && a !== b;
 
+/** Whether `sentence` opens with "the" and a word `before` used, compared by lemma (English only, as
+ * DANGLING: languages.py `Language.takes_up`): "The felt soaks up…" after "…in black felt." */
+function takesUp(sentence, before, L) {
+  const opening = (sentence.slice(0, 120).toLowerCase().match(LETTERS) || []).slice(0, 2);
+  if (opening.length < 2 || opening[0] !== "the") return false;
+  const lemmaOf = (w) => L.lemmas.get(w) || w;
+  const noun = lemmaOf(opening[1]);
+  return (before.toLowerCase().match(LETTERS) || []).some((w) => w === opening[1] || lemmaOf(w) === noun);
+}
+
 // Follow-ups (core/answer/question.py, without a model: a follow-up is joined to the question before) --------
 
 const NO_CUES = { referring: new Set(), continuations: [], more: new Set(), questionWords: new Set() };
@@ -543,7 +553,13 @@ export class Engine {
     const line = (j) => count(text.slice(0, units[j].start), "\n");
     const at = own.indexOf(anchor);
     let first = at;
-    if (at && DANGLING.test(units[anchor].text) && paragraph(own[at - 1]) === paragraph(anchor)) first = at - 1;
+    if (
+      at &&
+      paragraph(own[at - 1]) === paragraph(anchor) &&
+      (DANGLING.test(units[anchor].text) || takesUp(units[anchor].text, units[own[at - 1]].text, this.L))
+    ) {
+      first = at - 1;
+    }
     const inParagraph = own.filter((j) => paragraph(j) === paragraph(anchor));
     const isList = new Set(inParagraph.map(line)).size > 1;
     if (isList) while (first && line(own[first - 1]) === line(anchor)) first -= 1;
