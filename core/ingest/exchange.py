@@ -1,8 +1,10 @@
 """Export and import of chunks in NUMAIN's chunks.json format.
 
 The format is a JSON list of `{"id", "text", "source", "section", "keywords"}`. We add `post_id`,
-`post_title`, `collection` and `date` so a round trip keeps each post's identity; readers of the plain
-format ignore the extra keys, and our importer falls back to `source` when they are absent.
+`post_title`, `collection`, `date`, `tags` and `url` (each post's, on every one of its chunks) so a round
+trip keeps each post as it was: its identity, its tags and the address citations link to. Readers of the
+plain format ignore the extra keys, and our importer falls back to `source` when they are absent (an
+older export, without `tags` and `url`, imports with none, as it always did).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from core.store import Store
 
 
 def export_chunks(store: Store) -> list[dict]:
+    """Every stored chunk as a chunks.json item, with its post's fields (see the module docstring)."""
+    posts = {post["post_id"]: post for post in store.list_posts()}
     rows = store.list_chunks(
         columns=["chunk_id", "post_id", "idx", "title", "collection", "date", "section", "text", "keywords"]
     )
@@ -28,6 +32,8 @@ def export_chunks(store: Store) -> list[dict]:
             "post_title": row["title"],
             "collection": row["collection"],
             "date": row["date"] or "",
+            "tags": list(posts.get(row["post_id"], {}).get("tags") or []),
+            "url": posts.get(row["post_id"], {}).get("url") or "",
         }
         for row in rows
     ]

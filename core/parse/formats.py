@@ -226,7 +226,8 @@ def _is_chunk(obj: dict[str, Any]) -> bool:
 
 def _chunk_posts(ctx: Context, objects: list[dict[str, Any]]) -> list[Post]:
     """chunks.json: one post per `source`, chunks in file order, each kept exactly as cut."""
-    # Our own exports add post_id / post_title / date / collection so a round trip keeps identities.
+    # Our own exports add post_id / post_title / date / collection / tags / url so a round trip keeps each
+    # post's identity, tags and address; older exports lack tags and url (none, as before).
     groups: dict[str, list[dict[str, Any]]] = {}
     for obj in objects:
         key = as_text(obj.get("post_id")) or as_text(obj.get("source")) or ctx.stem
@@ -259,9 +260,11 @@ def _chunk_posts(ctx: Context, objects: list[dict[str, Any]]) -> list[Post]:
             title=source,
             post_id=given_id(first["post_id"]) if as_text(first.get("post_id")) else slug_id(source),
             date=as_text(first.get("date")),
+            tags=as_tags(first.get("tags")),
             collection=first.get("collection"),
             fmt="chunks",
             where=f"source {source!r}: ",
+            url=given_url(ctx, [first.get("url")], f"source {source!r}: "),
         )
         if post:
             post.prechunked = pre

@@ -153,6 +153,54 @@ def test_export_import_round_trip(corpus, tmp_path):
     assert again["unchanged"] == 3 and again["chunks_embedded"] == 0
 
 
+# What an import may change in a post by design: it is read from the chunks.json file (source), as its
+# chunks (format, raw and so its hash), now (ingested_at).
+IMPORT_OWN = {"source", "format", "raw", "content_hash", "ingested_at"}
+
+
+def test_export_import_keeps_every_post_field_of_the_demo(tmp_path, monkeypatch):
+    """Export then import into an empty data dir: every post keeps its title, date, collection, tags and
+    address (citations keep their links), every chunk its fields; and an export from before tags and url
+    still imports, with none."""
+    from core.store import Store
+    from tests.conftest import DEMO
+
+    db, other, older = tmp_path / "db", tmp_path / "db2", tmp_path / "db3"
+    monkeypatch.setenv("INKWELL_SITE_URL", "https://shavings.example")
+    assert run("ingest", str(DEMO / "posts"), data_dir=db).exit_code == 0
+    monkeypatch.delenv("INKWELL_SITE_URL")  # the import must not need it: the addresses travel
+    target = tmp_path / "chunks.json"
+    run("export", str(target), data_dir=db)
+    assert run("import", str(target), data_dir=other).exit_code == 0
+
+    def posts(data_dir: Path) -> dict[str, dict]:
+        table = Store(data_dir).posts
+        assert table is not None
+        rows = table.to_arrow().to_pylist()
+        return {r["post_id"]: {k: v for k, v in r.items() if k not in IMPORT_OWN} for r in rows}
+
+    def chunks(data_dir: Path) -> list[dict]:
+        return sorted(Store(data_dir).list_chunks(), key=lambda r: r["chunk_id"])
+
+    before, after = posts(db), posts(other)
+    assert len(before) == 20 and all(p["url"] for p in before.values())
+    assert sum(bool(p["tags"]) for p in before.values()) >= 10
+    assert after == before
+    assert chunks(other) == chunks(db)
+    shown = json.loads(run("posts", "show", "cherry-writing-desk", data_dir=other).stdout)
+    assert shown["url"] == "https://shavings.example/cherry-writing-desk/" and shown["tags"]
+
+    items = json.loads(target.read_text())  # an export written before tags and url were added
+    target.write_text(json.dumps([{k: v for k, v in i.items() if k not in ("tags", "url")} for i in items]))
+    assert run("import", str(target), data_dir=older).exit_code == 0
+    old = posts(older)
+    assert {p["url"] for p in old.values()} == {""} and {tuple(p["tags"]) for p in old.values()} == {()}
+    strip = ("url", "tags")
+    assert {i: {k: v for k, v in p.items() if k not in strip} for i, p in old.items()} == {
+        i: {k: v for k, v in p.items() if k not in strip} for i, p in before.items()
+    }
+
+
 def test_bad_files_fail_loudly_but_keep_the_rest(corpus, tmp_path):
     db = tmp_path / "db"
     (corpus / "broken.json").write_text("[{not json", encoding="utf-8")
