@@ -15,7 +15,13 @@ from core.cli.main import (
     shorten,
 )
 from core.cli.output import MULTILINE, echo, print_json
-from core.cli.search import NO_ROUTE_HELP, RERANK_HELP, checked_collections, print_route
+from core.cli.search import (
+    NO_ROUTE_HELP,
+    RERANK_HELP,
+    checked_collections,
+    checked_ingested,
+    print_route,
+)
 from core.config import ANSWER_MODES, GROUNDINGS, RERANKERS
 from core.text import plural
 
@@ -75,6 +81,7 @@ def ask(
     )
     question = checked_question(question, settings)  # empty or over-long: refused before any work
     store = Store(settings.data_dir)
+    checked_ingested(store, settings.data_dir)  # the owner's empty table is no reader's unanswered question
     checked_collections(store, collections)  # a mistyped name is no reader's unanswered question
     settings = with_owner(settings, store)  # the persona and decline text saved on the Settings page
     embedder = embedder_for_store(settings, store.model_id())

@@ -144,6 +144,20 @@ def no_hits_note(result: Any, settings: Settings, store: Any) -> str:
     return "no chunks matched"
 
 
+def checked_ingested(store: Any, data_dir: Any) -> None:
+    """A data error (exit 1; under --json a JSON error) when the table holds no chunks: the owner asking an
+    empty data directory (a fresh one, or a mistyped --data-dir) would otherwise be told "I haven't
+    written about that", as a reader is, and the question logged as unanswered."""
+    from core.store import StoreError
+    from core.store.location import describe
+
+    if not store.counts()[1]:
+        raise StoreError(
+            f"nothing is ingested in {describe(data_dir)} yet: add posts with `inkwell ingest PATH...` "
+            "(files, folders, a blog export or a feed's address), or name another --data-dir"
+        )
+
+
 def checked_collections(store: Any, collections: tuple[str, ...]) -> None:
     """A usage error (exit 2) before any search when every collection named by --collection is one the
     table does not have: a typo would otherwise be answered "I haven't written about that" and logged

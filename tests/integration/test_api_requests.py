@@ -15,24 +15,33 @@ from core.serve.api import api_app
 
 def get(app, path: str, query: bytes) -> tuple[int, dict]:
     """A GET of `path` with the raw query string `query` (bytes as a client sends them): status, JSON body."""
+    return call(app, "GET", path, query)
+
+
+def post(app, path: str, data: dict) -> tuple[int, dict]:
+    """A POST of `data` as JSON to `path`: status, JSON body."""
+    return call(app, "POST", path, b"", json.dumps(data).encode())
+
+
+def call(app, method: str, path: str, query: bytes, data: bytes = b"") -> tuple[int, dict]:
     sent: list[dict] = []
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
         "http_version": "1.1",
-        "method": "GET",
+        "method": method,
         "scheme": "http",
         "path": path,
         "raw_path": path.encode(),
         "root_path": "",
         "query_string": query,
-        "headers": [(b"host", b"127.0.0.1")],
+        "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")],
         "client": ("127.0.0.1", 40000),
         "server": ("127.0.0.1", 8501),
     }
 
     async def receive() -> dict:
-        return {"type": "http.request", "body": b"", "more_body": False}
+        return {"type": "http.request", "body": data, "more_body": False}
 
     async def send(message: dict) -> None:
         sent.append(message)
@@ -71,3 +80,11 @@ def test_a_utf8_query_string_is_read_as_text(app):
     # Raw UTF-8 (curl sends it unencoded) is text too: it was read as Latin-1, "cafÃ©".
     assert get(app, "/search", "q=café".encode())[1]["question"] == "café"
     assert get(app, "/search", b"q=&k=3")[0] == 400  # an empty question, as before
+
+
+def test_a_reader_asking_an_empty_table_gets_the_usual_decline(app):
+    """Not an error naming the owner's data directory (as `inkwell ask` gives the owner): a reader is told
+    "I haven't written about that", as for any question nothing answers."""
+    status, body = post(app, "/ask", {"question": "anything?"})
+    assert status == 200 and body["declined"] and body["answer"].startswith("I haven't written about that")
+    assert "ingest" not in json.dumps(body)

@@ -512,6 +512,20 @@ def test_an_empty_result_says_so_on_stderr(tmp_path, args, said):
     assert result.exit_code == 0 and result.stdout == "" and said in result.stderr
 
 
+def test_asking_an_empty_data_dir_says_nothing_is_ingested(tmp_path):
+    """Was "I haven't written about that" (exit 0), the reader's decline, with the question logged as an
+    unanswered one: the owner of a fresh or mistyped data directory is told to ingest first."""
+    from core.store import Store
+
+    db = tmp_path / "db"
+    said = f"nothing is ingested in {db} yet: add posts with `inkwell ingest PATH...`"
+    result = run("ask", "anything?", data_dir=db)
+    assert result.exit_code == 1 and said in result.stderr and "haven't written" not in result.output
+    answered = run("ask", "anything?", "--json", data_dir=db)
+    assert answered.exit_code == 1 and said in json.loads(answered.stdout)["error"]
+    assert Store(db)._open("questions") is None  # no unanswered reader question logged
+
+
 def test_an_empty_result_keeps_json_output_valid(tmp_path):
     db = tmp_path / "db"
     assert json.loads(run("search", "tomatoes", "--json", data_dir=db).stdout)["hits"] == []
