@@ -20,6 +20,8 @@ Formats, by file suffix:
   `.zip` (core/parse/substack.py, medium.py; zips read by core/parse/safezip.py). Published public
   posts only unless `ImportOptions` asks for drafts, pages or posts for members only.
 - `.pdf` (core/parse/pdf.py) and `.docx` (core/parse/word.py): one post each, titled by their metadata.
+- An RSS or Atom feed saved as an `.xml` file (core/parse/feeds.py): one post per entry, from its own
+  content or summary, its link as the address.
 
 Addresses (`Post.url`, core/parse/addresses.py): front matter or JSON `url`, `permalink`,
 `canonical_url` or `link`; an HTML page's `<link rel="canonical">` or `og:url`. Only http(s) addresses

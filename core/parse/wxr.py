@@ -22,6 +22,7 @@ import defusedxml.ElementTree as SafeET
 
 from core.models import Post
 from core.parse.exported import WORDPRESS, ExportPosts, LeftOut, export_stamp, html_post
+from core.parse.feeds import feed_file_posts, is_feed_root
 from core.parse.fields import BadInput, Context
 
 _WP_NS = "http://wordpress.org/export/"  # + 1.0/, 1.1/ or 1.2/
@@ -53,6 +54,8 @@ def parse_wxr(ctx: Context, data: bytes) -> list[Post]:
     root = _parse_xml(data)
     channel = root.find("channel")
     wp = _wp_namespace(root)
+    if wp is None and is_feed_root(root):  # an RSS or Atom feed saved as a file: its entries' own text
+        return feed_file_posts(ctx, root, data)
     if root.tag != "rss" or channel is None or wp is None:
         raise BadInput("is XML but not a WordPress export (WXR: Tools → Export in WordPress)")
     left_out = LeftOut()

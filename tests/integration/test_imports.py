@@ -22,7 +22,7 @@ from core.parse.platforms import export_file
 from core.parse.safezip import SafeZip, ZipLimits
 from core.parse.wxr import strip_shortcodes
 from core.store import Store
-from tests.conftest import isolate_app, open_app, shown, texts
+from tests.conftest import isolate_app, open_app, shown, texts, write
 from tests.hostile_support import run_cli
 from tests.imports_support import (
     BILLION_LAUGHS,
@@ -710,6 +710,53 @@ HOSTILE = {
     ),
     "renamed.docx": (b"PK\x03\x04 not really a zip", "not a readable zip"),
 }
+
+
+RSS_FILE = f"""<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/"><channel><title>Woodshop</title>
+<item><title>Planing Oak</title><link>{WOODSHOP}/2024/03/planing-oak/</link>
+<pubDate>Tue, 05 Mar 2024 10:00:00 +0000</pubDate><category>oak</category><category>planes</category>
+<description>Only the summary.</description>
+<content:encoded><![CDATA[<p>Quartersawn white oak tears out when the plane iron is dull.</p>]]></content:encoded></item>
+<item><title>Beeswax Finish</title><link>{WOODSHOP}/beeswax/</link><pubDate>Wed, 06 Mar 2024 10:00:00 +0000</pubDate>
+<description>&lt;p&gt;I melt beeswax into mineral oil for cutting boards.&lt;/p&gt;</description></item>
+<item><title>Just A Link</title><link>{WOODSHOP}/just-a-link/</link></item>
+</channel></rss>"""
+ATOM_FILE = f"""<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>Woodshop</title><id>urn:w</id><updated>2024-02-02T10:00:00Z</updated>
+<entry><title>Sharpening Chisels</title><link href="{WOODSHOP}/chisels.html"/><id>urn:1</id>
+<updated>2024-02-01T10:00:00Z</updated><category term="tools"/>
+<content type="html">&lt;p&gt;A chisel is sharp when it pares end grain cleanly.&lt;/p&gt;</content></entry>
+<entry><title>Hide Glue</title><link href="{WOODSHOP}/hide-glue/"/><id>urn:2</id><updated>2024-02-02T10:00:00Z</updated>
+<summary>Hide glue gives you time to assemble a chair.</summary></entry>
+</feed>"""
+# post_id → (title, date, tags), address, the text its post holds
+FEED_POSTS = {
+    "planing-oak": (("Planing Oak", "2024-03-05", ["oak", "planes"]), "/2024/03/planing-oak/", "Quartersawn"),
+    "beeswax": (("Beeswax Finish", "2024-03-06", []), "/beeswax/", "I melt beeswax"),
+    "chisels": (("Sharpening Chisels", "2024-02-01", ["tools"]), "/chisels.html", "A chisel is sharp"),
+    "hide-glue": (("Hide Glue", "2024-02-02", []), "/hide-glue/", "Hide glue gives"),
+}
+
+
+def test_a_feed_file_is_ingested_from_its_entries_own_text(server, tmp_path) -> None:
+    """Was "is XML but not a WordPress export": an RSS or Atom feed saved as a file gives one post per
+    entry from its content (else its summary), with its title, date, tags and link as the address; an
+    entry with neither is named, and the others go in."""
+    rss, atom = write(tmp_path / "feed.xml", RSS_FILE), write(tmp_path / "atom.xml", ATOM_FILE)
+    db = tmp_path / "db"
+    result = run_cli(["ingest", str(rss), str(atom), "--json"], environ(server, db))
+    assert result.code == 1 and result.report["new"] == 4, result.stderr[-3000:]  # 1: the textless entry
+    assert "entry 'Just A Link': has no content or summary in the file" in result.stderr
+    assert f"{WOODSHOP}/just-a-link/, is read when the feed is ingested by its address" in result.stderr
+    assert "not a WordPress export" not in result.stderr
+    assert stored(db) == {pid: row for pid, (row, _, _) in FEED_POSTS.items()}
+    assert stored_urls(db) == {pid: WOODSHOP + path for pid, (_, path, _) in FEED_POSTS.items()}
+    for post_id, (_, _, text) in FEED_POSTS.items():
+        chunks = Store(db).list_chunks(post_id)
+        assert chunks[0]["text"].startswith(text) and "Only the summary" not in chunks[0]["text"]
+    for post in parse_bytes("feed.xml", RSS_FILE.encode()).posts:  # an upload's way; rebuilds as stored
+        assert rebuild_post({**post.__dict__, "tags": post.tags}).blocks == post.blocks
 
 
 def test_hostile_exports_are_refused_by_name_and_the_rest_goes_in(server, tmp_path) -> None:

@@ -1,6 +1,7 @@
-"""Posts from the web: feeds (feeds), sitemaps (sitemaps), pages (pages) fetched politely on one host
-(fetch) with XML parsed safely (safexml), a source read whole (read), and remembered sources kept in
-sync (sync); local folders and export files are remembered and synced the same way (local)."""
+"""Posts from the web: feeds (core/parse/feeds.py, which also reads a feed saved as a file), sitemaps
+(sitemaps), pages (pages) fetched politely on one host (fetch) with XML parsed safely
+(core/parse/safexml.py), a source read whole (read), and remembered sources kept in sync (sync); local
+folders and export files are remembered and synced the same way (local)."""
 
 from __future__ import annotations
 

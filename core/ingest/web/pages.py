@@ -7,33 +7,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from urllib.parse import unquote, urlsplit
 
 from lxml import html
 
 from core.ingest.web.fetch import Response
 from core.models import Block, Post
 from core.parse.clean import html_article
+from core.parse.feeds import path_post_id, url_post_id
 from core.parse.fields import DEFAULT_COLLECTION, slug_id
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([\w-]+)""", re.IGNORECASE)
-_PAGE_SUFFIX = re.compile(r"\.(?:html?|php|aspx?)$", re.IGNORECASE)
-_INDEX = frozenset({"index", "default", "index.html", "index.htm"})
-
-
-def url_post_id(url: str) -> str:
-    """The post id of an address: the slug of its last path segment ('/2021/05/my-post/' and
-    '/my-post.html' → 'my-post'), as a file `my-post.md` gets 'my-post'; the host for a site's root."""
-    segments = _segments(url)
-    return slug_id(segments[-1] if segments else urlsplit(url).hostname or url)
-
-
-def path_post_id(url: str) -> str:
-    """The slug of the address's whole path ('/2024/12/year-in-review/' → '2024-12-year-in-review');
-    the host for a site's root."""
-    segments = _segments(url)
-    return slug_id(" ".join(segments) if segments else urlsplit(url).hostname or url)
 
 
 def page_ids(urls: Iterable[str], stored: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
@@ -57,14 +41,6 @@ def page_ids(urls: Iterable[str], stored: Mapping[str, str]) -> tuple[dict[str, 
         holders[post_id] = url
         ids[url] = post_id
     return ids, aliases
-
-
-def _segments(url: str) -> list[str]:
-    """The address's path segments, without an index page's name and a page suffix ('.html', '.php')."""
-    segments = [unquote(s) for s in urlsplit(url).path.split("/") if s]
-    while segments and _PAGE_SUFFIX.sub("", segments[-1]).lower() in _INDEX:
-        segments.pop()
-    return [*segments[:-1], _PAGE_SUFFIX.sub("", segments[-1])] if segments else []
 
 
 def decoded(response: Response) -> str:

@@ -25,13 +25,13 @@ from urllib.parse import urljoin, urlsplit
 from lxml import html
 
 from core.ingest.report import Progress
-from core.ingest.web.feeds import MAX_ITEMS, Entry, is_feed_root, read_feed
 from core.ingest.web.fetch import MAX_XML_BYTES, Fetcher, FetchError, Response, host_of
 from core.ingest.web.pages import decoded, fragment_post, looks_like_html, page_ids, page_post
-from core.ingest.web.safexml import BadXML, parse_xml
 from core.ingest.web.sitemaps import MAX_SITEMAPS, is_sitemap_root, read_sitemap, unpacked
 from core.models import ParseError, Post
 from core.parse.clean import html_fragment_to_blocks, text_to_blocks
+from core.parse.feeds import MAX_ITEMS, Entry, is_feed_root, read_feed
+from core.parse.safexml import BadXML, parse_xml
 from core.store.sources import Source
 from core.text import plural
 

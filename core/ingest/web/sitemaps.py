@@ -8,7 +8,7 @@ import io
 from dataclasses import dataclass, field
 from xml.etree.ElementTree import Element
 
-from core.ingest.web.safexml import BadXML, child_text, local_name, parse_xml
+from core.parse.safexml import BadXML, child_text, local_name, parse_xml
 
 MAX_SITEMAPS = 50  # sitemaps read through indexes, for one source
 

@@ -24,12 +24,12 @@ from core.config import Settings
 from core.embed import Embedder
 from core.ingest.pipeline import ingest_posts
 from core.ingest.report import IngestReport, Progress
-from core.ingest.web.feeds import MAX_ITEMS
 from core.ingest.web.fetch import Fetcher, check_url, host_of
 from core.ingest.web.local import KIND as PATH_KIND
 from core.ingest.web.local import path_source, read_path, settle_items, source_path
 from core.ingest.web.read import SourceRead, read_source
 from core.parse import ImportOptions
+from core.parse.feeds import MAX_ITEMS
 from core.store import Store
 from core.store.schema import PostState
 from core.store.sources import Source, Sources, now
