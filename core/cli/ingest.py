@@ -113,7 +113,7 @@ def ingest(
     options (at most two requests per post, replies cached) use the configured chat model.
     """
     from core.cli.ingest import dry_run_lines, outcome_lines
-    from core.cli.sources import ingest_remembered, ingest_web, is_web_address, outcomes_json
+    from core.cli.sources import check_schemes, ingest_remembered, ingest_web, is_web_address, outcomes_json
     from core.ingest import ingest_posts
     from core.parse import ImportOptions, parse_paths, parse_text
     from core.prepare import LLMPrepOptions
@@ -123,6 +123,7 @@ def ingest(
         raise click.UsageError("reading a post from standard input needs --title")
     if title and "-" not in paths:  # a file's or page's title is its own: --title would be lost
         raise click.UsageError("--title names the post read from standard input: give '-' as a PATH")
+    check_schemes(paths)
 
     settings = settings_for(
         data_dir,

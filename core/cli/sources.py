@@ -24,10 +24,27 @@ if TYPE_CHECKING:
 
 _INTERVAL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
 def is_web_address(text: str) -> bool:
     return text.lower().startswith(("http://", "https://"))
+
+
+def check_schemes(paths: Sequence[str]) -> None:
+    """A usage error (exit 2) before any work for an address of a scheme that is never fetched
+    (`ftp://`, `file://`): read as a path it was "ftp:/example.com/feed.xml: does not exist" (the
+    slashes joined), or remembered as such a path with --remember. A file really named so is read."""
+    import os
+
+    for path in paths:
+        scheme = _SCHEME.match(path)
+        if scheme and not is_web_address(path) and not os.path.lexists(path):
+            raise click.BadParameter(
+                f"{path} is a {scheme.group(1)}:// address: only http:// and https:// addresses can be "
+                "fetched (download the file and give its path)",
+                param_hint="PATHS",
+            )
 
 
 def interval_seconds(text: str) -> float:

@@ -512,6 +512,19 @@ def test_an_empty_result_says_so_on_stderr(tmp_path, args, said):
     assert result.exit_code == 0 and result.stdout == "" and said in result.stderr
 
 
+@pytest.mark.parametrize("remember", [[], ["--remember"]])
+def test_an_address_that_is_not_http_is_named_as_one(tmp_path, remember):
+    """Was "ftp:/example.com/feed.xml: does not exist" (read as a path, its slashes joined), or with
+    --remember that path remembered: a usage error naming the address, before anything is read."""
+    db = tmp_path / "db"
+    result = run("ingest", "ftp://example.com/feed.xml", *remember, data_dir=db)
+    assert result.exit_code == 2
+    assert (
+        "ftp://example.com/feed.xml is a ftp:// address: only http:// and https:// addresses" in result.stderr
+    )
+    assert "does not exist" not in result.stderr and not db.exists()
+
+
 def test_asking_an_empty_data_dir_says_nothing_is_ingested(tmp_path):
     """Was "I haven't written about that" (exit 0), the reader's decline, with the question logged as an
     unanswered one: the owner of a fresh or mistyped data directory is told to ingest first."""
