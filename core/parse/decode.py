@@ -1,5 +1,6 @@
-"""Bytes to text, honestly: a file's encoding from its byte-order mark, UTF-8, or Windows-1252 with a
-warning; binary data and damaged or crafted UTF-8 refused with a reason (core/parse/reader.py reads)."""
+"""Bytes to text, honestly: a file's encoding from its byte-order mark, UTF-8, the charset an HTML file
+declares (`<meta charset>`), or Windows-1252 with a warning; binary data and damaged or crafted UTF-8
+refused with a reason (core/parse/reader.py reads)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ _BAD_UTF8 = re.compile(
     rb"[\xc0\xc1][\x80-\xbf]|\xe0[\x80-\x9f][\x80-\xbf]|\xed[\xa0-\xbf][\x80-\xbf]"
     rb"|\xf0[\x80-\x8f][\x80-\xbf]{2}|\xf4[\x90-\xbf][\x80-\xbf]{2}|[\xf5-\xf7][\x80-\xbf]{3}"
 )
+# An HTML page's declared charset: `<meta charset="windows-1252">` or the http-equiv Content-Type form.
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([\w-]+)""", re.IGNORECASE)
+_HTML_SUFFIXES = (".html", ".htm")
 _BOMS = [  # longest first: the UTF-32 LE mark begins with the UTF-16 LE one
     (b"\xff\xfe\x00\x00", "utf-32", "UTF-32"),
     (b"\x00\x00\xfe\xff", "utf-32", "UTF-32"),
@@ -24,9 +28,10 @@ _BOMS = [  # longest first: the UTF-32 LE mark begins with the UTF-16 LE one
 
 
 def decode(data: bytes, ctx: Context) -> str:
-    """The file's text: UTF-8 (BOM or not), UTF-16/32 by BOM, or Windows-1252 with a warning naming
-    the file; binary, crafted or undecodable bytes, and text with nothing visible in it, raise BadInput
-    with a one-line reason."""
+    """The file's text: UTF-8 (BOM or not), UTF-16/32 by BOM, an HTML file's declared charset when it is
+    not UTF-8 and decodes with it (no warning: the file says what it is), or Windows-1252 with a warning
+    naming the file; binary, crafted or undecodable bytes, and text with nothing visible in it, raise
+    BadInput with a one-line reason."""
     if not data.strip():
         raise BadInput("is empty")
     for bom, codec, name in _BOMS:  # Windows "Unicode" files
@@ -41,6 +46,8 @@ def decode(data: bytes, ctx: Context) -> str:
         return _nonempty(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         utf8_error = exc
+    if ctx.path.suffix.lower() in _HTML_SUFFIXES and (declared := _declared(data)) is not None:
+        return _nonempty(declared)
     if crafted := _BAD_UTF8.search(data):
         raise BadInput(
             f"is not valid UTF-8 (an overlong or surrogate sequence, bytes "
@@ -66,6 +73,18 @@ def decode(data: bytes, ctx: Context) -> str:
         return _nonempty(text)
     bad = data[utf8_error.start]
     raise BadInput(f"is not UTF-8 (byte 0x{bad:02X} at offset {utf8_error.start}); re-save it as UTF-8")
+
+
+def _declared(data: bytes) -> str | None:
+    """The page decoded with the charset its head declares; None when it declares none, one Python does
+    not know, or one its bytes are not valid in (then the usual guess and warning apply)."""
+    found = _META_CHARSET.search(data[:4096])
+    if not found:
+        return None
+    try:
+        return data.decode(found.group(1).decode("ascii"))
+    except (LookupError, ValueError):  # UnicodeError is a ValueError (punycode raises the bare one)
+        return None
 
 
 def _nonempty(text: str) -> str:

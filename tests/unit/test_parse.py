@@ -514,6 +514,33 @@ def test_legacy_encodings_that_can_be_read(tmp_path: Path) -> None:
     ]
 
 
+def test_an_html_file_is_read_in_the_charset_it_declares(tmp_path: Path) -> None:
+    """Was read as Windows-1252 with "is not UTF-8 … re-save it as UTF-8" even when the page said
+    `<meta charset="windows-1252">`, and a Greek page declaring ISO-8859-7 was refused: a declared
+    charset the bytes decode in is read as such, without a warning."""
+    page = "<html><head>{meta}<title>{t}</title></head><body><article><h1>{t}</h1><p>{p}</p></article></body></html>"
+    western = page.format(
+        meta='<meta charset="windows-1252">', t="Café notes", p="Crème brûlée at the café – on Fridays."
+    )
+    greek = page.format(
+        meta='<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-7">',
+        t="Ξυλουργική",
+        p="Το ξύλο της βελανιδιάς σχίζεται όταν η λεπίδα είναι στομωμένη.",
+    )
+    write(tmp_path / "western.html", western.encode("cp1252"))
+    write(tmp_path / "greek.html", greek.encode("iso-8859-7"))
+    result = parse_paths([tmp_path / "western.html", tmp_path / "greek.html"])
+    assert result.errors == [] and result.warnings == []
+    assert [(p.title, p.text) for p in result.posts] == [
+        ("Café notes", "Café notes\n\nCrème brûlée at the café – on Fridays."),
+        ("Ξυλουργική", "Ξυλουργική\n\nΤο ξύλο της βελανιδιάς σχίζεται όταν η λεπίδα είναι στομωμένη."),
+    ]
+    # A page whose declaration is wrong (says UTF-8, is not) is still guessed, with the warning.
+    wrong = write(tmp_path / "wrong.html", western.replace("windows-1252", "utf-8").encode("cp1252"))
+    guessed = parse_paths([wrong])
+    assert guessed.posts[0].title == "Café notes" and "is not UTF-8" in guessed.warnings[0].message
+
+
 def test_huge_file_refused_without_reading_it(tmp_path: Path) -> None:
     huge = tmp_path / "huge.txt"
     with huge.open("wb") as f:  # sparse: 50 MB on paper, nothing on disk
