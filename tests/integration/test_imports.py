@@ -755,8 +755,25 @@ def test_a_feed_file_is_ingested_from_its_entries_own_text(server, tmp_path) -> 
     for post_id, (_, _, text) in FEED_POSTS.items():
         chunks = Store(db).list_chunks(post_id)
         assert chunks[0]["text"].startswith(text) and "Only the summary" not in chunks[0]["text"]
-    for post in parse_bytes("feed.xml", RSS_FILE.encode()).posts:  # an upload's way; rebuilds as stored
+    for post in parse_paths(rss).posts:  # each rebuilds from what is stored
         assert rebuild_post({**post.__dict__, "tags": post.tags}).blocks == post.blocks
+
+
+def test_a_feed_file_uploaded_on_the_ingest_page_goes_in(tmp_path, monkeypatch) -> None:
+    data_dir = isolate_app(monkeypatch, tmp_path / "db")
+    at = open_app("pages/posts.py")
+    files = [
+        ("feed.xml", RSS_FILE.encode(), "application/rss+xml"),
+        ("atom.xml", ATOM_FILE.encode(), "text/xml"),
+    ]
+    at.file_uploader(key="upload_files").set_value(files).run()
+    assert not at.exception
+    assert "2 files → 4 posts, 1 problem." in texts(at.caption)
+    assert not any("WordPress" in w for w in shown(at.warning))
+    at.button(key="upload_ingest").click().run()
+    assert not at.exception
+    assert stored(data_dir) == {pid: row for pid, (row, _, _) in FEED_POSTS.items()}
+    assert stored_urls(data_dir) == {pid: WOODSHOP + path for pid, (_, path, _) in FEED_POSTS.items()}
 
 
 def test_hostile_exports_are_refused_by_name_and_the_rest_goes_in(server, tmp_path) -> None:
