@@ -183,7 +183,10 @@ def name_groups(groups: Sequence[Sequence[str]], words: int = NAME_WORDS) -> lis
             if c >= floor
         ] or [(c / total, stem) for stem, c in count.items()]
         scored.sort(key=lambda x: (-x[0], x[1]))
-        names.append([forms[stem].most_common(1)[0][0] for _, stem in scored[:words]])
+        # Questions stemmed in different languages (or too short to tell) can give one word two stems:
+        # each form once ("farine · seigle", not "farine · seigle · seigle").
+        shown = dict.fromkeys(forms[stem].most_common(1)[0][0] for _, stem in scored)
+        names.append(list(shown)[:words])
     return names
 
 

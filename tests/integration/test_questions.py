@@ -372,6 +372,17 @@ def test_questions_the_blog_could_not_read_are_not_topics_of_what_it_lacks():
 
 
 @pytest.mark.usefixtures("corpus")
+def test_a_topics_name_gives_each_word_once():
+    # A question too short to tell its language is not stemmed, a French one is: "seigle" had two stems
+    # and showed twice ("farine · seigle · seigle").
+    from core.search.topics import name_groups
+
+    group = ["farine de seigle", "Est-ce que la farine de seigle est meilleure que la farine blanche ?"]
+    [name] = name_groups([group], words=10)
+    assert "seigle" in name and "farine" in name
+    assert len(name) == len(set(name)), name
+
+
 def test_a_topic_gets_a_closest_post_only_when_one_is_related(embedder):
     """The nearest chunk of an off-blog topic is merely the least unrelated one: below the bar's
     `similarity` (the model profile's, on the table's floor) no closest post is named; an on-blog topic
