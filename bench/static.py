@@ -184,36 +184,28 @@ def main() -> None:
     )
     words_weight = sum(v for k, v in report.sizes.items() if k.startswith("data/words."))
 
-    rows = []
-    for (name, question), server, static, pv, sv in zip(
-        asked, served, pages, page_vectors, python_vectors, strict=True
-    ):
-        cosine = float(np.dot(np.asarray(pv, dtype=np.float32), sv))
-        rows.append(
-            {
-                "set": name,
-                "question": question,
-                "server_post": first_post(server),
-                "static_post": first_post(static),
-                "server_declined": server["answer_mode"] == "none",
-                "static_declined": static["mode"] == "none",
-                "seconds": static["seconds"],
-                "cosine": cosine,
-            }
+    def row(name: str, question: str, server: dict, static: dict, cosine: float | None) -> dict:
+        return {
+            "set": name,
+            "question": question,
+            "server_post": first_post(server),
+            "static_post": first_post(static),
+            "server_declined": server["answer_mode"] == "none",
+            "static_declined": static["mode"] == "none",
+            "seconds": static["seconds"],
+            "cosine": cosine,
+        }
+
+    rows = [
+        row(name, question, server, static, float(np.dot(np.asarray(pv, dtype=np.float32), sv)))
+        for (name, question), server, static, pv, sv in zip(
+            asked, served, pages, page_vectors, python_vectors, strict=True
         )
-    for (name, _, followup), (_, server), static in zip(follow, follow_served, follow_pages, strict=True):
-        rows.append(
-            {
-                "set": name,
-                "question": followup,
-                "server_post": first_post(server),
-                "static_post": first_post(static),
-                "server_declined": server["answer_mode"] == "none",
-                "static_declined": static["mode"] == "none",
-                "seconds": static["seconds"],
-                "cosine": None,
-            }
-        )
+    ]
+    rows += [
+        row(name, followup, server, static, None)
+        for (name, _, followup), (_, server), static in zip(follow, follow_served, follow_pages, strict=True)
+    ]
     print(f"{'set':9} {'n':>3} {'same post':>10} {'same decl.':>10} {'answered s/p':>13}")
     summary = {}
     for name in [*SETS, "all", *FOLLOWUP_SETS]:
