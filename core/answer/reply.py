@@ -46,22 +46,23 @@ from core.models import Hit
 from core.profiles import Bar
 from core.text import UNDETERMINED, detect_language, language_name, languages_differ
 from core.text.fragments import fragment_link
-from core.text.languages import LANGUAGES
+from core.text.languages import REPLY_LANGUAGES
+from core.text.languages import language as record_of
 
 # The fixed replies, per question language (English when the language is not listed or not known).
 # A fixed sentence is the author's frame, not a claim about the world, so translating it invents nothing.
 # The strings live in the language records (core/text/languages.py).
-NO_ANSWER = {code: lang.no_answer for code, lang in LANGUAGES.items()}
+NO_ANSWER = {code: record_of(code).no_answer for code in REPLY_LANGUAGES}
 # When the question is in a language the table's embedding model cannot compare with the posts' (an
 # English-only model) and nothing translated it: saying "I haven't written about that" would be false.
-CANNOT_READ = {code: lang.cannot_read for code, lang in LANGUAGES.items()}
+CANNOT_READ = {code: record_of(code).cannot_read for code in REPLY_LANGUAGES}
 # For the owner (never shown to readers): how to let the blog read such questions.
 CANNOT_READ_HELP = (
     "questions in {language} cannot be compared with English posts by {model}: re-embed with "
     "`inkwell reembed --embed-model multilingual-e5-small`, or configure an answer model "
     "(OPENAI_API_KEY or OPENAI_BASE_URL) so questions are translated first"
 )
-CLOSEST = {code: lang.closest for code, lang in LANGUAGES.items()}
+CLOSEST = {code: record_of(code).closest for code in REPLY_LANGUAGES}
 
 # The note under a reply that quotes the author because the model could not answer. It names no
 # server and quotes no error: public readers see it.

@@ -12,7 +12,7 @@ the sentence openers that lean on the sentence before or announce the next, and 
 
 A language without a record gets FALLBACK with its own code: its function words (from stop-words, when
 the package has the language), no cues at all (an English cue is never applied to another language) and
-the English replies. `und` (a text too short to tell) gets UNKNOWN: every record's
+its fixed replies from REPLIES (English's when it has none). `und` (a text too short to tell) gets UNKNOWN: every record's
 follow-up cues, since a two-word follow-up ("Und dann?") is rarely long enough to detect.
 """
 
@@ -285,6 +285,48 @@ TURKISH = Language(
 
 LANGUAGES: dict[str, Language] = {lang.code: lang for lang in (ENGLISH, GERMAN, FRENCH, SPANISH, TURKISH)}
 
+# The fixed replies (no answer, cannot read, closest posts) of languages readers ask in that have no full
+# record (no cues): a Japanese question on an English-only table is told so in Japanese, not English.
+REPLIES: dict[str, tuple[str, str, str]] = {
+    "it": (
+        "Non ne ho scritto, quindi non posso rispondere dai miei post.",
+        "Non so ancora leggere domande in italiano; per favore, chiedi in inglese.",
+        "I post più vicini che ho scritto:",
+    ),
+    "pt": (
+        "Não escrevi sobre isso, por isso não posso responder a partir dos meus textos.",
+        "Ainda não consigo ler perguntas em português; por favor, pergunte em inglês.",
+        "Os textos mais próximos que escrevi:",
+    ),
+    "nl": (
+        "Daar heb ik niet over geschreven, dus ik kan het niet beantwoorden vanuit mijn berichten.",
+        "Vragen in het Nederlands kan ik nog niet lezen; stel je vraag alsjeblieft in het Engels.",
+        "De berichten die er het dichtst bij komen:",
+    ),
+    "ru": (
+        "Об этом в моих записях ничего нет, поэтому ответить я не могу.",
+        "Я пока не умею читать вопросы на русском; пожалуйста, спросите по-английски.",
+        "Самые близкие записи:",
+    ),
+    "ja": (
+        "そのことについては書いたことがないので、私の投稿からはお答えできません。",
+        "まだ日本語の質問は読めません。英語で質問してください。",
+        "いちばん近い投稿：",
+    ),
+    "zh": (
+        "我没有写过这方面的内容，所以无法根据我的文章回答。",
+        "我还读不懂中文的问题；请用英文提问。",
+        "最相关的文章：",
+    ),
+    "ko": (
+        "그것에 대해서는 쓴 적이 없어서 제 글로는 답할 수 없습니다.",
+        "아직 한국어 질문은 읽을 수 없습니다. 영어로 질문해 주세요.",
+        "가장 가까운 글:",
+    ),
+}
+# Every language with fixed replies of its own (the others get English's).
+REPLY_LANGUAGES: tuple[str, ...] = (*LANGUAGES, *REPLIES)
+
 # A language without a record: no cues (none of another language's), English replies; `language()` gives
 # it the language's code, so its function words are the stop-words package's.
 FALLBACK = Language("", no_answer=ENGLISH.no_answer, cannot_read=ENGLISH.cannot_read, closest=ENGLISH.closest)
@@ -312,4 +354,7 @@ def language(code: str | None) -> Language:
 
 @lru_cache(maxsize=64)
 def _fallback(code: str) -> Language:
+    if code in REPLIES:
+        no_answer, cannot_read, closest = REPLIES[code]
+        return replace(FALLBACK, code=code, no_answer=no_answer, cannot_read=cannot_read, closest=closest)
     return replace(FALLBACK, code=code)

@@ -487,6 +487,14 @@ def test_a_question_translated_first_is_answered_and_one_not_translated_is_told_
     hits = search(turkish, settings, store=store, embedder=embedder).hits
     untranslated = reply(turkish, hits, settings, embedder)
     assert untranslated.mode == "none" and untranslated.text == CANNOT_READ["tr"]
+    japanese = "ブログを始めた理由は何ですか？"  # a language with replies but no record: told in Japanese
+    told = reply(
+        japanese, search(japanese, settings, store=store, embedder=embedder).hits, settings, embedder
+    )
+    assert (
+        told.mode == "none"
+        and told.text == CANNOT_READ["ja"] == "まだ日本語の質問は読めません。英語で質問してください。"
+    )
     english = "What does the author think about social media, and why did she leave Instagram?"
     found = search(english, settings, store=store, embedder=embedder).hits
     translated = reply(turkish, found, settings, embedder, query=english)

@@ -85,8 +85,20 @@ def test_a_language_without_a_record_gets_no_english_cues():
     italian = language("it")
     assert italian.code == "it" and not italian.referring and not italian.number_words
     assert not italian.leans_back("This is why") and italian.number("twelve") is None
-    assert italian.no_answer == ENGLISH.no_answer  # the fixed replies fall back to English
+    assert language("sv").no_answer == ENGLISH.no_answer  # without replies of its own: English's
     assert language("und") is UNKNOWN and {"it", "das", "ça", "bu"} <= UNKNOWN.referring
+
+
+@pytest.mark.parametrize("code", ["it", "pt", "nl", "ru", "ja", "zh", "ko"])
+def test_languages_with_replies_only_reply_in_their_own_language(code):
+    # A Japanese question on an English-only table was told "I can't read questions in this language
+    # yet" in English; these languages have their fixed replies, and no cues.
+    record = language(code)
+    assert record.code == code and not record.referring and not record.continuations
+    replies = (record.no_answer, record.cannot_read, record.closest)
+    assert all(replies) and not {ENGLISH.no_answer, ENGLISH.cannot_read, ENGLISH.closest} & set(replies)
+    assert NO_ANSWER[code] == record.no_answer and CANNOT_READ[code] == record.cannot_read
+    assert CLOSEST[code] == record.closest
 
 
 def test_a_language_without_a_record_keeps_its_code_for_its_function_words():
@@ -95,7 +107,10 @@ def test_a_language_without_a_record_keeps_its_code_for_its_function_words():
     assert (
         italian.function_words == function_words("it") and {"il", "della", "perché"} <= italian.function_words
     )
-    assert dataclasses.replace(italian, code="") == FALLBACK  # otherwise the fallback: no cues
+    swedish = language("sv")  # no cues and no replies of its own: the fallback under its code
+    assert dataclasses.replace(swedish, code="") == FALLBACK and swedish.function_words == function_words(
+        "sv"
+    )
     assert language("xx").code == "xx" and language("xx").function_words == frozenset()  # no list: none
 
 
