@@ -185,13 +185,15 @@ def fit_context(hits: list[Hit], budget: int, max_per_post: int = 0) -> tuple[st
     return SEPARATOR.join(block for _, block in pairs), [hit for hit, _ in pairs]
 
 
-def clean_history(history: list[dict] | None) -> list[dict]:
+def clean_history(history: list[dict] | None, limit: int | None = HISTORY_MESSAGES) -> list[dict]:
+    """The user and assistant messages of `history` with text, as plain dicts; the last `limit` (None:
+    all of them)."""
     turns = [
         {"role": m["role"], "content": str(m["content"])}
         for m in history or []
         if isinstance(m, dict) and m.get("role") in ("user", "assistant") and m.get("content")
     ]
-    return turns[-HISTORY_MESSAGES:]
+    return turns if limit is None else turns[-limit:]
 
 
 def build_messages(

@@ -143,27 +143,47 @@ def asks_for_more(question: str) -> bool:
     return bool(text) and text in language(detect_language(question)).more_requests
 
 
+def _turns(history: list[dict] | None) -> list[dict]:
+    """Every turn of `history` (not only the last few the model sees): "tell me more" four times must
+    still find the question it goes on with."""
+    return clean_history(history, limit=None)
+
+
+def _asked_at(turns: list[dict]) -> int:
+    """The index of the reader's last question that asked something itself (not "tell me more"); -1."""
+    return max(
+        (i for i, m in enumerate(turns) if m["role"] == "user" and not asks_for_more(m["content"])),
+        default=-1,
+    )
+
+
 def previous_question(history: list[dict] | None) -> str:
-    """The reader's last question in `history` that asked something itself (not "tell me more"); ""."""
-    asked = [m["content"] for m in clean_history(history) if m["role"] == "user"]
-    return next((q for q in reversed(asked) if not asks_for_more(q)), "")
+    """What the reader's last real question (not "tell me more") was searched as without a model: the
+    question, or, when it referred back itself ("How much is in it?"), joined to the real question before
+    it, as `followup_query` joined it; ""."""
+    turns = _turns(history)
+    at = _asked_at(turns)
+    if at < 0:
+        return ""
+    question = turns[at]["content"]
+    if needs_context(question) and (before := _asked_at(turns[:at])) >= 0:
+        return f"{turns[before]['content'].strip()} {question.strip()}"
+    return question
 
 
 def answers_since_question(history: list[dict] | None) -> list[str]:
     """The answers given since the reader's last question that asked something itself (`previous_question`):
     the last answer, and the ones to "tell me more" after it."""
-    turns = clean_history(history)
-    start = max(
-        (i for i, m in enumerate(turns) if m["role"] == "user" and not asks_for_more(m["content"])),
-        default=-1,
-    )
-    return [m["content"] for m in turns[start + 1 :] if m["role"] == "assistant"]
+    turns = _turns(history)
+    return [m["content"] for m in turns[_asked_at(turns) + 1 :] if m["role"] == "assistant"]
 
 
 def joined_followup(question: str, history: list[dict] | None) -> str:
     """`question` after the reader's previous question (what a follow-up is searched for when no model
     rewrites it); the question alone when there is no previous one."""
-    previous = previous_question(history)
+    turns = _turns(history)
+    at = _asked_at(turns)
+    previous = turns[at]["content"] if at >= 0 else ""
     return f"{previous.strip()} {question.strip()}" if previous else question
 
 
@@ -187,13 +207,13 @@ def followup_query(
     and rewritten by the model otherwise (one LLM call; failures raise LLMError). A request for more
     ("tell me more", `asks_for_more`) is the previous question again, with no model call.
     """
-    turns = clean_history(history)
-    if asks_for_more(question) and (previous := previous_question(turns)):
+    turns = clean_history(history)  # the model sees the last few; the question is looked for in all
+    if asks_for_more(question) and (previous := previous_question(history)):
         return previous, "more"  # more of the last answer: its question, searched again (no model needed)
     if not turns or not question.strip() or not needs_context(question):
         return question, ""
     if settings.uses_builtin_llm or not use_model:
-        joined = joined_followup(question, turns)
+        joined = joined_followup(question, history)
         return joined, "joined" if joined != question else ""
     transcript = "\n".join(
         f"{'Reader' if m['role'] == 'user' else 'Author'}: {m['content'].strip()}" for m in turns

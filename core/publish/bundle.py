@@ -40,7 +40,6 @@ from core.answer.extractive import (
     heading_text,
     is_signpost,
 )
-from core.answer.generate import HISTORY_MESSAGES
 from core.answer.near_words import MIN_CHARS, passage_words
 from core.answer.question import FOLLOWUP_CONTENT_WORDS
 from core.answer.quotable import lends_back, readable, sentence_units
@@ -223,7 +222,7 @@ def lexicon(chunks: Sequence[dict]) -> dict:
 
 def followup_cues() -> dict:
     """What the page needs to tell a follow-up as core/answer/question.py does: each language's cues
-    ("und" for a question too short to tell), and how many earlier messages count."""
+    ("und" for a question too short to tell), and how many content words a pointer joins."""
     return {
         "cues": {
             code: {
@@ -235,7 +234,6 @@ def followup_cues() -> dict:
             for code, lang in (*LANGUAGES.items(), (UNKNOWN.code, UNKNOWN))
         },
         "content_words": FOLLOWUP_CONTENT_WORDS,
-        "history_messages": HISTORY_MESSAGES,
     }
 
 

@@ -171,12 +171,34 @@ def test_with_no_question_length_limit_a_long_question_is_answered(site, driver,
 def test_a_word_written_otherwise_is_found_by_meaning_as_on_the_server(page):
     # The posts say "color": the server's bar finds "colour" by meaning (core/answer/near_words.py) and
     # answers; the page fetches the exported words' vectors and does the same, rather than declining.
-    reply = ask(page, "Is the desk going to change colour over time?")
+    reply = ask(page, "What colour is Ezra's step stool painted, and why that colour?")
     assert reply["verdict"]["missing"] == ["colour"]
     assert reply["verdict"]["near"]["colour"] > 0.9
     assert reply["mode"] == "extractive", reply["verdict"]
+    assert reply["groups"][0]["post"] == "shaker-step-stool"
     fetched = page.evaluate("performance.getEntriesByType('resource').map((e) => e.name)")
     assert any(name.endswith("/data/words.i8") for name in fetched)
+
+
+def test_a_words_table_that_failed_to_load_is_fetched_again(site, driver):
+    # One failed download kept failing every question that needed the words until a reload; now that
+    # question reads words as written, and the next one fetches the table again.
+    question = "What colour is Ezra's step stool painted, and why that colour?"
+    with serve_folder(site) as url, static_page(driver, url) as fresh:
+        failed: list[str] = []
+
+        def abort_once(route):
+            if not failed:
+                failed.append(route.request.url)
+                route.abort()
+            else:
+                route.continue_()
+
+        fresh.route("**/data/words.json", abort_once)
+        first = ask(fresh, question)
+        assert failed and first["verdict"]["near"] == {}  # answered or declined, no error
+        second = ask(fresh, question)
+        assert second["verdict"]["near"]["colour"] > 0.9 and second["mode"] == "extractive"
 
 
 def turn(page, question: str) -> str:

@@ -275,6 +275,16 @@ def test_the_page_searches_a_follow_up_as_the_server_does_without_a_model(projec
     asked.append("go on")
     conversations += [[], [{"role": "assistant", "content": said}]]  # nothing asked before
     asked += ["And the cost?", "tell me more"]
+
+    # "tell me more" a fifth time still finds the question, and after a joined follow-up it searches the
+    # join: the last real question referred back.
+    def turn(question: str, answer: str) -> list[dict]:
+        return [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+
+    first = turn("What is the mistake jar?", said)
+    conversations.append([*first, *turn("tell me more", "x") * 4])
+    conversations.append([*first, *turn("How much money is in it now?", "y")])
+    asked += ["tell me more", "tell me more"]
     out = run_node(
         "const L = core.makeLexicon(input.lexicon);"
         "console.log(JSON.stringify(input.asked.map((q, i) => core.followupQuery(q, input.conversations[i], L))));",
@@ -292,8 +302,10 @@ def test_the_page_searches_a_follow_up_as_the_server_does_without_a_model(projec
     assert [(o["query"], o["followUp"]) for o in out] == expected
     kinds = [e[1] for e in expected]  # every kind exercised, so a port that never joins would fail
     assert kinds.count("joined") >= 20 and kinds.count("more") >= 8 and kinds.count("") >= 40
-    assert out[-3]["said"] == f"{said}\nMore."
-    assert out[-3]["query"] == followup_pairs()[0][0]
+    assert out[-5]["said"] == f"{said}\nMore."
+    assert out[-5]["query"] == followup_pairs()[0][0]
+    assert out[-2]["query"] == "What is the mistake jar?" and out[-2]["said"].count("x") == 4
+    assert out[-1]["query"] == "What is the mistake jar? How much money is in it now?"
 
 
 def test_the_pages_bar_decides_as_the_servers(tmp_path):

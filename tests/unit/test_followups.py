@@ -102,6 +102,30 @@ def test_a_request_for_more_is_the_previous_question_again(question: str) -> Non
     assert answers_since_question(history) == ["Twice a day in summer.", "Once a day in winter."]
 
 
+def test_a_request_for_more_finds_its_question_however_many_came_before() -> None:
+    # The model reads the last six messages; the question "tell me more" goes on with was looked for there
+    # too, so the fifth "tell me more" was searched as the words "tell me more" and declined.
+    more = [{"role": "user", "content": "tell me more"}, {"role": "assistant", "content": "More."}] * 4
+    remote = Settings(openai_base_url="http://127.0.0.1:9/v1", max_retries=0)
+    assert (
+        rewrite_followup("tell me more", [*HISTORY, *more], remote) == "How often do you feed your starter?"
+    )
+    assert answers_since_question([*HISTORY, *more]) == ["Twice a day in summer.", *["More."] * 4]
+
+
+def test_a_request_for_more_after_a_joined_follow_up_searches_the_join() -> None:
+    # "How much is it?" was searched joined to the question before it: searched alone, "tell me more"
+    # after it was declined.
+    history = [
+        *HISTORY,
+        {"role": "user", "content": "And in winter?"},
+        {"role": "assistant", "content": "Once a day."},
+    ]
+    builtin = Settings()
+    joined = "How often do you feed your starter? And in winter?"
+    assert rewrite_followup("tell me more", history, builtin) == joined
+
+
 @pytest.mark.parametrize(
     "question", ["Tell me more about the jar", "What else do you bring?", "and the cost?", "More wood?", ""]
 )

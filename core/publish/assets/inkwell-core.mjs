@@ -71,7 +71,7 @@ function makeFollowup(f) {
       },
     ]),
   );
-  return { cues, contentWords: f.content_words, historyMessages: f.history_messages };
+  return { cues, contentWords: f.content_words };
 }
 
 const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -181,12 +181,12 @@ export function asksForMore(question, L) {
   return Boolean(text) && cuesOf(detectLanguage(question, L), L).more.has(text);
 }
 
-/** The conversation's last messages a follow-up reads ({role: "user"|"assistant", content}). */
-export function cleanHistory(history, L) {
-  const turns = (history || [])
+/** The conversation's user and assistant messages with text ({role, content}), every one of them: "tell
+ * me more" four times must still find the question it goes on with (question.py `_turns`). */
+export function cleanHistory(history) {
+  return (history || [])
     .filter((m) => m && (m.role === "user" || m.role === "assistant") && m.content)
     .map((m) => ({ role: m.role, content: String(m.content) }));
-  return turns.slice(-L.followup.historyMessages);
 }
 
 function lastQuestionAt(turns, L) {
@@ -198,15 +198,18 @@ function lastQuestionAt(turns, L) {
 
 /** What to search for to answer `question` after `history`, without a model (question.py
  * `followup_query` with the built-in model): {query, followUp, said}. A request for more searches the
- * last real question again, `said` holding the answers given since; a follow-up that refers back is
- * joined to it; any other question is searched as asked. */
+ * last real question again as it was searched (joined to the one before when it referred back), `said`
+ * holding the answers given since; a follow-up that refers back is joined to the last real question;
+ * any other question is searched as asked. */
 export function followupQuery(question, history, L) {
-  const turns = cleanHistory(history, L);
+  const turns = cleanHistory(history);
   const at = lastQuestionAt(turns, L);
   const previous = at >= 0 ? turns[at].content : "";
   if (asksForMore(question, L) && previous) {
+    const before = needsContext(previous, L) ? lastQuestionAt(turns.slice(0, at), L) : -1;
+    const query = before >= 0 ? `${turns[before].content.trim()} ${previous.trim()}` : previous;
     const said = turns.slice(at + 1).filter((m) => m.role === "assistant").map((m) => m.content);
-    return { query: previous, followUp: "more", said: said.join("\n") };
+    return { query, followUp: "more", said: said.join("\n") };
   }
   if (!turns.length || !question.trim() || !needsContext(question, L) || !previous) {
     return { query: question, followUp: "", said: "" };
@@ -673,7 +676,13 @@ export class Engine {
    * (near_words.py `nearest_words`, the passage words' vectors exported, the missing words' embedded). */
   async nearest(missing, chunks) {
     this.wordTable ||= this.loadWords().then((t) => ({ ...t, rows: new Map(t.words.map((w, i) => [w, i])) }));
-    const table = await this.wordTable;
+    let table;
+    try {
+      table = await this.wordTable;
+    } catch {
+      this.wordTable = null; // fetched again for the next question; this one reads words as written
+      return {};
+    }
     const rows = new Set();
     for (const c of chunks) {
       for (const w of [c.title, c.section, c.text].join(" ").match(WORD) || []) {

@@ -199,8 +199,13 @@ function mount() {
       status.textContent = `The assistant could not load: ${err.message}`;
     },
   );
+  const send = form.querySelector("button");
+  let busy = false; // one question at a time: a second Enter while thinking would ask it twice
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
+    if (busy) return;
+    busy = true;
+    if (send) send.disabled = true;
     status.textContent = "Thinking…";
     try {
       const reply = await ask(input.value, conversation);
@@ -218,6 +223,9 @@ function mount() {
       status.textContent = "";
     } catch (err) {
       status.textContent = err.message;
+    } finally {
+      busy = false;
+      if (send) send.disabled = false;
     }
   });
 }
