@@ -29,7 +29,7 @@ FREQUENT_WORDS: dict[str, frozenset[str]] = {
     lang: frozenset(words.split())
     for lang, words in {
         "en": "the and of to in is that it was for with as his on be at by this had not are but from or "
-        "have an they which you were her she there been all we their would my me so what when who will "
+        "have a an they which you were her she there been all we their would my me so what when who will "
         "more if out about up them into your can has its our how why did does do i",
         "fr": "le la les des est et un une du en que qui dans pour pas sur au avec ce il elle sont ne se "
         "plus par mais ou nous vous leur cette aux été être je tu y très fait comment pourquoi quoi "

@@ -152,3 +152,13 @@ def test_follow_up_cues_are_the_questions_language():
 def test_one_english_detector():
     assert looks_english("What do you think about Lisbon?")
     assert not looks_english("Was denkst du über Berlin?")
+
+
+def test_a_short_english_text_with_the_article_a_is_english():
+    # "a" was missing from the English words the detector scores, so a short post with "A … a …" read
+    # as Portuguese ("a" is theirs too): ingest then chose the multilingual model for an English blog.
+    from core.text import detect_language
+
+    text = "No link item\n\nA post without a link. The lighthouse keeper painted the stairs red every spring."
+    assert detect_language(text) == "en"
+    assert detect_language("Onde fica a casa de madeira?") == "pt"  # Portuguese's "a" still counts
