@@ -93,8 +93,14 @@
   var header = el("header");
   var heading = el("span", null, title);
   header.appendChild(heading);
+  var controls = el("span");
+  // A new conversation: the follow-ups stop reading the earlier turns, and the starters come back.
+  var restart = el("button", { type: "button", "aria-label": "New conversation", title: "New conversation" },
+    "\u21ba");
   var close = el("button", { type: "button", "aria-label": "Close" }, "\u00d7");
-  header.appendChild(close);
+  controls.appendChild(restart);
+  controls.appendChild(close);
+  header.appendChild(controls);
   var log = el("div", { class: "log", role: "log", "aria-live": "polite" });
   var form = el("form");
   // No maxlength: a pasted question cut to fit would be answered as something the reader did not ask;
@@ -148,8 +154,16 @@
     var answer = el("p", { class: "a" }, turn.text || turn.answer || "");
     box.appendChild(answer);
     log.appendChild(box);
-    if (turn.reply) drawSources(box, turn.reply);
+    if (turn.reply) {
+      drawSearched(box, answer, turn.reply);
+      drawSources(box, turn.reply);
+    }
     return { box: box, answer: answer };
+  }
+  // A follow-up was searched with the question before it (or that question again, "tell me more"): the
+  // reader sees what was searched, as in the chat.
+  function drawSearched(box, answer, reply) {
+    if (reply.searched_for) box.insertBefore(el("p", { class: "muted" }, "Searched for: " + reply.searched_for), answer);
   }
   function drawSources(box, reply) {
     // One link per post: where the server says a click goes (the post at the quoted sentences).
@@ -234,6 +248,16 @@
   // page, the note on what is kept while the question log is on.
   var welcome = el("div", { class: "welcome" });
   log.appendChild(welcome);
+  var greeting = {}; // the owner's greeting and starters, drawn again for a new conversation
+  function drawWelcome() {
+    welcome.textContent = "";
+    if (greeting.greeting) welcome.appendChild(el("p", { class: "muted" }, greeting.greeting));
+    (greeting.starters || []).forEach(function (q) {
+      var b = el("button", { type: "button", class: "starter" }, q);
+      b.addEventListener("click", function () { input.value = q; form.requestSubmit(); });
+      welcome.appendChild(b);
+    });
+  }
   fetch(isStatic ? here + "data/welcome.json" : api + "/api/welcome").then(function (r) {
     return r.ok ? r.json() : {};
   }).then(function (w) {
@@ -245,13 +269,8 @@
       note.textContent = w.privacy_note;
       note.hidden = false;
     }
-    if (state.turns.length) return;
-    if (w.greeting) welcome.appendChild(el("p", { class: "muted" }, w.greeting));
-    (w.starters || []).forEach(function (q) {
-      var b = el("button", { type: "button", class: "starter" }, q);
-      b.addEventListener("click", function () { input.value = q; form.requestSubmit(); });
-      welcome.appendChild(b);
-    });
+    greeting = { greeting: w.greeting, starters: w.starters };
+    if (!state.turns.length) drawWelcome();
   }, function () { /* no welcome: the panel still asks */ });
 
   function history() {
@@ -298,6 +317,7 @@
     turn.text = data.answer_text || data.answer;
     turn.reply = data;
     view.answer.textContent = turn.text;
+    drawSearched(view.box, view.answer, data);
     drawSources(view.box, data);
     drawRating(view.box, data);  // only for a logged answer: never in static mode
     state.turns.push(turn);
@@ -343,6 +363,15 @@
   }
 
   var busy = false;
+  restart.addEventListener("click", function () {
+    if (busy) return; // the answer being written belongs to the conversation it was asked in
+    state.turns = [];
+    save();
+    while (log.firstChild) log.removeChild(log.firstChild);
+    log.appendChild(welcome);
+    drawWelcome();
+    input.focus();
+  });
   form.addEventListener("submit", function (e) {
     e.preventDefault();
     var question = input.value.trim();

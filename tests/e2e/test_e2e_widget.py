@@ -238,6 +238,26 @@ def test_a_blog_the_owner_did_not_list_is_refused(page, inkwell, tmp_path):
         assert page.locator("p.a").count() == 1
 
 
+def test_a_follow_up_says_what_was_searched_and_a_new_conversation_forgets_it(
+    page, inkwell, blog_port, tmp_path
+):
+    with blog(tmp_path / "blog", f"{inkwell.url}/widget.js", blog_port) as site:
+        page.goto(site)
+        ask(page, "When does swarming season start?")
+        ask(page, "tell me more")
+        page.get_by_text("Searched for: When does swarming season start?").wait_for()
+        page.get_by_role("button", name="New conversation").click()
+        assert page.locator("p.a").count() == 0 and page.locator("p.q").count() == 0
+        page.get_by_text(GREETING).wait_for()  # the owner's greeting and starters, as for a first visit
+        assert page.get_by_role("button", name=STARTERS[0]).count() == 1
+        assert shadow_focus(page) == "Your question"
+        ask(page, "tell me more")  # nothing before it now: asked as it is
+        assert page.get_by_text("Searched for:").count() == 0
+        page.reload()  # and the blog's next page does not bring the old conversation back
+        page.locator("p.a").first.wait_for()
+        assert page.locator("p.q").all_inner_texts() == ["tell me more"]
+
+
 def test_the_owners_starter_questions_ask_in_one_click(page, inkwell, blog_port, tmp_path):
     with blog(tmp_path / "blog", f"{inkwell.url}/widget.js", blog_port) as site:
         page.goto(site)

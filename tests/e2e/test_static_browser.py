@@ -359,6 +359,7 @@ def test_the_static_widget_answers_on_a_blog_with_no_server(blog):
     box = widget_ask(page, "tell me more")
     more = flat(box.locator("p.a").inner_text())
     assert more.startswith("From ") and flat(first) not in more
+    assert f"Searched for: {QUESTION}" in flat(box.inner_text())  # what was searched, as on a server
 
     # Off topic: the honest decline, with the closest posts.
     box = widget_ask(page, OFF_TOPIC)
