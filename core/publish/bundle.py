@@ -52,7 +52,7 @@ from core.search.retrieve import DENSE_WEIGHT
 from core.search.route import ROUTE_MARGIN
 from core.store import Store
 from core.text import LANGUAGE_NAMES, function_words
-from core.text.languages import LANGUAGES, UNKNOWN
+from core.text.languages import LANGUAGES, SHORT_RECORDS, UNKNOWN
 from core.text.words import LIGHT_STOPWORDS, QUESTION_FILLER, WORD, is_known_word
 from core.text.words import lemma as lemma_of
 
@@ -231,7 +231,7 @@ def followup_cues() -> dict:
                 "more_requests": sorted(lang.more_requests),
                 "question_words": sorted(lang.question_words),
             }
-            for code, lang in (*LANGUAGES.items(), (UNKNOWN.code, UNKNOWN))
+            for code, lang in (*LANGUAGES.items(), *SHORT_RECORDS.items(), (UNKNOWN.code, UNKNOWN))
         },
         "content_words": FOLLOWUP_CONTENT_WORDS,
     }

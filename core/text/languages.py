@@ -12,7 +12,7 @@ the sentence openers that lean on the sentence before or announce the next, and 
 
 A language without a record gets FALLBACK with its own code: its function words (from stop-words, when
 the package has the language), no cues at all (an English cue is never applied to another language) and
-its fixed replies from REPLIES (English's when it has none). `und` (a text too short to tell) gets UNKNOWN: every record's
+its fixed replies and requests for more from SHORT_RECORDS (English's replies when it has none). `und` (a text too short to tell) gets UNKNOWN: every record's
 follow-up cues, since a two-word follow-up ("Und dann?") is rarely long enough to detect.
 """
 
@@ -285,47 +285,70 @@ TURKISH = Language(
 
 LANGUAGES: dict[str, Language] = {lang.code: lang for lang in (ENGLISH, GERMAN, FRENCH, SPANISH, TURKISH)}
 
-# The fixed replies (no answer, cannot read, closest posts) of languages readers ask in that have no full
-# record (no cues): a Japanese question on an English-only table is told so in Japanese, not English.
-REPLIES: dict[str, tuple[str, str, str]] = {
-    "it": (
-        "Non ne ho scritto, quindi non posso rispondere dai miei post.",
-        "Non so ancora leggere domande in italiano; per favore, chiedi in inglese.",
-        "I post più vicini che ho scritto:",
-    ),
-    "pt": (
-        "Não escrevi sobre isso, por isso não posso responder a partir dos meus textos.",
-        "Ainda não consigo ler perguntas em português; por favor, pergunte em inglês.",
-        "Os textos mais próximos que escrevi:",
-    ),
-    "nl": (
-        "Daar heb ik niet over geschreven, dus ik kan het niet beantwoorden vanuit mijn berichten.",
-        "Vragen in het Nederlands kan ik nog niet lezen; stel je vraag alsjeblieft in het Engels.",
-        "De berichten die er het dichtst bij komen:",
-    ),
-    "ru": (
-        "Об этом в моих записях ничего нет, поэтому ответить я не могу.",
-        "Я пока не умею читать вопросы на русском; пожалуйста, спросите по-английски.",
-        "Самые близкие записи:",
-    ),
-    "ja": (
-        "そのことについては書いたことがないので、私の投稿からはお答えできません。",
-        "まだ日本語の質問は読めません。英語で質問してください。",
-        "いちばん近い投稿：",
-    ),
-    "zh": (
-        "我没有写过这方面的内容，所以无法根据我的文章回答。",
-        "我还读不懂中文的问题；请用英文提问。",
-        "最相关的文章：",
-    ),
-    "ko": (
-        "그것에 대해서는 쓴 적이 없어서 제 글로는 답할 수 없습니다.",
-        "아직 한국어 질문은 읽을 수 없습니다. 영어로 질문해 주세요.",
-        "가장 가까운 글:",
-    ),
+# Languages readers ask in that have no full record: their fixed replies (no answer, cannot read,
+# closest posts) and their requests for more, but no other cues. A Japanese question on an English-only
+# table is told so in Japanese; "もっと教えて" goes on with the last answer.
+SHORT_RECORDS: dict[str, Language] = {
+    lang.code: lang
+    for lang in (
+        Language(
+            "it",
+            more_requests=_phrases(
+                "di più|dimmi di più|raccontami di più|continua|vai avanti|e poi|altro|cos'altro"
+            ),
+            no_answer="Non ne ho scritto, quindi non posso rispondere dai miei post.",
+            cannot_read="Non so ancora leggere domande in italiano; per favore, chiedi in inglese.",
+            closest="I post più vicini che ho scritto:",
+        ),
+        Language(
+            "pt",
+            more_requests=_phrases("mais|conte mais|me conte mais|fale mais|continue|continua|e depois"),
+            no_answer="Não escrevi sobre isso, por isso não posso responder a partir dos meus textos.",
+            cannot_read="Ainda não consigo ler perguntas em português; por favor, pergunte em inglês.",
+            closest="Os textos mais próximos que escrevi:",
+        ),
+        Language(
+            "nl",
+            more_requests=_phrases("meer|vertel meer|vertel me meer|ga door|ga verder|en toen|en verder"),
+            no_answer="Daar heb ik niet over geschreven, dus ik kan het niet beantwoorden vanuit mijn berichten.",
+            cannot_read="Vragen in het Nederlands kan ik nog niet lezen; stel je vraag alsjeblieft in het Engels.",
+            closest="De berichten die er het dichtst bij komen:",
+        ),
+        Language(
+            "ru",
+            more_requests=_phrases(
+                "ещё|еще|дальше|подробнее|продолжай|продолжайте|расскажи подробнее|расскажи ещё|"
+                "расскажи еще|расскажите подробнее"
+            ),
+            no_answer="Об этом в моих записях ничего нет, поэтому ответить я не могу.",
+            cannot_read="Я пока не умею читать вопросы на русском; пожалуйста, спросите по-английски.",
+            closest="Самые близкие записи:",
+        ),
+        Language(
+            "ja",
+            more_requests=_phrases("もっと|もっと教えて|もっと詳しく|詳しく|続けて|続きを|続きは"),
+            no_answer="そのことについては書いたことがないので、私の投稿からはお答えできません。",
+            cannot_read="まだ日本語の質問は読めません。英語で質問してください。",
+            closest="いちばん近い投稿：",
+        ),
+        Language(
+            "zh",
+            more_requests=_phrases("继续|多说一点|再说说|详细说说|还有呢|然后呢|多讲一点"),
+            no_answer="我没有写过这方面的内容，所以无法根据我的文章回答。",
+            cannot_read="我还读不懂中文的问题；请用英文提问。",
+            closest="最相关的文章：",
+        ),
+        Language(
+            "ko",
+            more_requests=_phrases("더|더 알려줘|더 말해줘|계속|계속해|계속해줘|자세히"),
+            no_answer="그것에 대해서는 쓴 적이 없어서 제 글로는 답할 수 없습니다.",
+            cannot_read="아직 한국어 질문은 읽을 수 없습니다. 영어로 질문해 주세요.",
+            closest="가장 가까운 글:",
+        ),
+    )
 }
 # Every language with fixed replies of its own (the others get English's).
-REPLY_LANGUAGES: tuple[str, ...] = (*LANGUAGES, *REPLIES)
+REPLY_LANGUAGES: tuple[str, ...] = (*LANGUAGES, *SHORT_RECORDS)
 
 # A language without a record: no cues (none of another language's), English replies; `language()` gives
 # it the language's code, so its function words are the stop-words package's.
@@ -335,7 +358,9 @@ UNKNOWN = Language(
     UNDETERMINED,
     referring=frozenset().union(*(lang.referring for lang in LANGUAGES.values())),
     continuations=tuple(c for lang in LANGUAGES.values() for c in lang.continuations),
-    more_requests=frozenset().union(*(lang.more_requests for lang in LANGUAGES.values())),
+    more_requests=frozenset().union(
+        *(lang.more_requests for lang in (*LANGUAGES.values(), *SHORT_RECORDS.values()))
+    ),
     question_words=frozenset().union(*(lang.question_words for lang in LANGUAGES.values())),
     third_person=ENGLISH.third_person,
     no_answer=ENGLISH.no_answer,
@@ -354,7 +379,4 @@ def language(code: str | None) -> Language:
 
 @lru_cache(maxsize=64)
 def _fallback(code: str) -> Language:
-    if code in REPLIES:
-        no_answer, cannot_read, closest = REPLIES[code]
-        return replace(FALLBACK, code=code, no_answer=no_answer, cannot_read=cannot_read, closest=closest)
-    return replace(FALLBACK, code=code)
+    return SHORT_RECORDS.get(code) or replace(FALLBACK, code=code)

@@ -266,7 +266,8 @@ def test_the_page_searches_a_follow_up_as_the_server_does_without_a_model(projec
         for previous, _ in followup_pairs()
     ]
     asked = [followup for _, followup in followup_pairs()]
-    more = ["Tell me more.", "go on", "Weiter!", "dis-m'en plus", "cuéntame más", "devam et", "more?"]
+    more = ["Tell me more.", "go on", "Weiter!", "dis-m'en plus", "cuéntame más", "devam et", "more?",
+            "Dimmi di più", "もっと教えて", "Расскажи подробнее", "继续"]  # fmt: skip
     for question in [*more, *questions()[:40]]:  # standalone questions, and requests for more
         conversations.append(conversations[len(asked) % 7])
         asked.append(question)
@@ -301,7 +302,7 @@ def test_the_page_searches_a_follow_up_as_the_server_does_without_a_model(projec
     ]
     assert [(o["query"], o["followUp"]) for o in out] == expected
     kinds = [e[1] for e in expected]  # every kind exercised, so a port that never joins would fail
-    assert kinds.count("joined") >= 20 and kinds.count("more") >= 8 and kinds.count("") >= 40
+    assert kinds.count("joined") >= 20 and kinds.count("more") >= 12 and kinds.count("") >= 40
     assert out[-5]["said"] == f"{said}\nMore."
     assert out[-5]["query"] == followup_pairs()[0][0]
     assert out[-2]["query"] == "What is the mistake jar?" and out[-2]["said"].count("x") == 4

@@ -87,7 +87,8 @@ def test_builtin_model_joins_only_referring_followups() -> None:
 @pytest.mark.parametrize(
     "question",
     ["Tell me more.", "go on", "Go on!", "what else?", "weiter", "Erzähl mir mehr", "dis-m’en plus",
-     "Cuéntame más", "devam et"],
+     "Cuéntame más", "devam et", "Dimmi di più", "Conte mais", "Vertel meer", "Расскажи подробнее",
+     "もっと教えて", "继续", "더 알려줘"],
 )  # fmt: skip
 def test_a_request_for_more_is_the_previous_question_again(question: str) -> None:
     history = [
