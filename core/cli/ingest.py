@@ -183,6 +183,8 @@ def ingest(
             time_limit=time_limit or None,
         )
 
+    for warning in report.warnings[len(parsed.warnings) :]:  # the ingest's own (a path without a site URL)
+        echo(f"warning {warning}", fg="yellow", err=True)
     for line in outcome_lines(report, llm):
         echo(line, err=True)
     # Addresses beside files: one JSON document, the files' report with the addresses' sources in it.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 from xml.etree.ElementTree import Element, tostring
 
 import feedparser
@@ -47,6 +47,7 @@ class Entry:
 class Feed:
     title: str
     entries: list[Entry] = field(default_factory=list)
+    link: str = ""  # the site's address the feed gives (RSS <link>, Atom <link rel="alternate">)
     total: int = 0  # entries the feed has, read or not
     problems: list[str] = field(default_factory=list)  # e.g. recovered from malformed XML
 
@@ -61,7 +62,7 @@ def read_feed(data: bytes, max_items: int = MAX_ITEMS, root: Element | None = No
     root = root if root is not None else parse_xml(data)
     total = _trim(root, max_items)
     parsed = feedparser.parse(tostring(root) if total > max_items else data, sanitize_html=True)
-    feed = Feed(title=str(parsed.feed.get("title", "")), total=total)
+    feed = Feed(title=str(parsed.feed.get("title", "")), total=total, link=str(parsed.feed.get("link") or ""))
     if parsed.get("bozo") and parsed.get("bozo_exception") is not None:
         feed.problems.append(f"read despite: {parsed.bozo_exception}")
     feed.entries = [_entry(e) for e in parsed.entries[:max_items]]
@@ -120,13 +121,13 @@ def feed_file_posts(ctx: Context, root: Element, data: bytes) -> list[Post]:
     posts = []
     for number, entry in enumerate(feed.entries, 1):
         where = f"entry {entry.title or number!r}: "
-        post = _entry_file_post(ctx, entry, where)
+        post = _entry_file_post(ctx, entry, where, feed.link)
         if post is not None:
             posts.append(post)
     return posts
 
 
-def _entry_file_post(ctx: Context, entry: Entry, where: str) -> Post | None:
+def _entry_file_post(ctx: Context, entry: Entry, where: str, site: str = "") -> Post | None:
     text, kind = (entry.content, entry.content_type) if entry.content else (entry.summary, entry.summary_type)
     if not text.strip():
         ctx.error(
@@ -140,7 +141,10 @@ def _entry_file_post(ctx: Context, entry: Entry, where: str) -> Post | None:
         return None
     plain = kind == "text/plain"
     blocks = text_to_blocks(text) if plain else html_fragment_to_blocks(text)
-    url = given_url(ctx, [entry.link], where)
+    link = entry.link
+    if link and not urlsplit(link).scheme and urlsplit(site).scheme in ("http", "https"):
+        link = urljoin(site, link)  # "/posts/fish/" on the site the feed names: a file has no address
+    url = given_url(ctx, [link], where)
     title = entry.title or title_from_text(blocks)
     return make_post(
         ctx,

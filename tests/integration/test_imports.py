@@ -759,6 +759,23 @@ def test_a_feed_file_is_ingested_from_its_entries_own_text(server, tmp_path) -> 
         assert rebuild_post({**post.__dict__, "tags": post.tags}).blocks == post.blocks
 
 
+def test_a_feed_files_relative_links_are_on_the_site_it_names(server, tmp_path) -> None:
+    # An entry's "/posts/trout/" was stored without an address (a file has none to resolve it against),
+    # though the feed names its site; without one, the CLI says why (the warning was shown only in --json).
+    entry = (
+        '<entry><title>Trout</title><link href="/posts/trout/"/><id>urn:t</id><updated>2024-01-01T00:00:00Z'
+        '</updated><content type="html">&lt;p&gt;Brook trout spawn in October in the upper pond.&lt;/p&gt;'
+        "</content></entry>"
+    )
+    head = '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>F</title><id>urn:f</id>'
+    named = write(tmp_path / "named.xml", f'{head}<link href="{WOODSHOP}/"/>{entry}</feed>')
+    result = run_cli(["ingest", str(named), "--json"], environ(server, tmp_path / "db"))
+    assert result.code == 0 and stored_urls(tmp_path / "db") == {"trout": f"{WOODSHOP}/posts/trout/"}
+    bare = write(tmp_path / "bare.xml", f"{head}{entry}</feed>")
+    result = run_cli(["ingest", str(bare)], environ(server, tmp_path / "db2"))
+    assert result.code == 0 and "is a path on the site, but no site URL is set" in result.stderr
+
+
 def test_a_feed_file_uploaded_on_the_ingest_page_goes_in(tmp_path, monkeypatch) -> None:
     data_dir = isolate_app(monkeypatch, tmp_path / "db")
     at = open_app("pages/posts.py")
