@@ -371,7 +371,6 @@ def test_questions_the_blog_could_not_read_are_not_topics_of_what_it_lacks():
 # Topic quality -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.usefixtures("corpus")
 def test_a_topics_name_gives_each_word_once():
     # A question too short to tell its language is not stemmed, a French one is: "seigle" had two stems
     # and showed twice ("farine · seigle · seigle").
@@ -383,6 +382,7 @@ def test_a_topics_name_gives_each_word_once():
     assert len(name) == len(set(name)), name
 
 
+@pytest.mark.usefixtures("corpus")
 def test_a_topic_gets_a_closest_post_only_when_one_is_related(embedder):
     """The nearest chunk of an off-blog topic is merely the least unrelated one: below the bar's
     `similarity` (the model profile's, on the table's floor) no closest post is named; an on-blog topic
