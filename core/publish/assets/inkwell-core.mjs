@@ -290,13 +290,14 @@ export class Engine {
     this.collections = [...new Set(this.chunks.map((c) => c.collection).filter(Boolean))].sort();
   }
 
-  /** Cosine of row `row` of the vector blob with a float vector (both unit length). */
-  dot(row, q) {
+  /** Cosine of row `row` of the vector blob (or of `blob`, {vectors, scales}: the words' table) with a
+   * float vector (both unit length). */
+  dot(row, q, blob = this) {
     const off = row * this.dim;
-    const v = this.vectors;
+    const v = blob.vectors;
     let s = 0;
     for (let k = 0; k < this.dim; k++) s += v[off + k] * q[k];
-    return s * this.scales[row];
+    return s * blob.scales[row];
   }
 
   rowVector(row) {
@@ -695,11 +696,7 @@ export class Engine {
     for (const word of missing) {
       const v = await this.embedWord(word);
       let best = -Infinity;
-      for (const row of rows) {
-        let dot = 0;
-        for (let k = 0, off = row * this.dim; k < this.dim; k++) dot += table.vectors[off + k] * v[k];
-        best = Math.max(best, dot * table.scales[row]);
-      }
+      for (const row of rows) best = Math.max(best, this.dot(row, v, table));
       near[word] = Math.round(best * 1e4) / 1e4;
     }
     return near;
