@@ -31,7 +31,7 @@ FREQUENT_WORDS: dict[str, frozenset[str]] = {
         "en": "the and of to in is that it was for with as his on be at by this had not are but from or "
         "have a an they which you were her she there been all we their would my me so what when who will "
         "more if out about up them into your can has its our how why did does do i",
-        "fr": "le la les des est et un une du en que qui dans pour pas sur au avec ce il elle sont ne se "
+        "fr": "le la les de des est et un une du en que qui dans pour pas sur au avec ce il elle sont ne se "
         "plus par mais ou nous vous leur cette aux été être je tu y très fait comment pourquoi quoi "
         "quel quelle",
         "de": "der die das und ist nicht ein eine zu den von mit sich des auf für im dem auch es an als "

@@ -162,3 +162,21 @@ def test_a_short_english_text_with_the_article_a_is_english():
     text = "No link item\n\nA post without a link. The lighthouse keeper painted the stairs red every spring."
     assert detect_language(text) == "en"
     assert detect_language("Onde fica a casa de madeira?") == "pt"  # Portuguese's "a" still counts
+
+
+@pytest.mark.parametrize(
+    ("question", "code"),
+    [
+        # French's most frequent word "de" was not scored, so this tied with Spanish ("und") and a
+        # French reader of an English-only table got the English decline instead of the French reply.
+        ("Pourquoi utilisez-vous de la farine de seigle ?", "fr"),
+        ("De dónde viene la madera?", "es"),  # "de" and "la" are French too: "ó" decides
+        ("Yazar neden hâlâ elle mektup yazıyor?", "tr"),  # Turkish writes "â" too
+        ("Czy możesz to wyjaśnić?", "pl"),
+        ("Proč jsi začal psát?", "cs"),
+    ],
+)
+def test_short_questions_are_told_apart_by_their_letters(question: str, code: str) -> None:
+    from core.text import detect_language
+
+    assert detect_language(question) == code
