@@ -460,25 +460,31 @@ def _passages(
     rule: Passage,
     told: str = "",
 ) -> list[int]:
-    """Unit indexes of the answer: the passage around the best-scored sentence, then, when another
-    post's best sentence scores within `rule.second_post_gap` of it and says something else (cosine
-    below `rule.near_duplicate`), that post's passage too, each at most `max_words` words (the best
-    sentence alone may pass it). `told`: what the reader was already given (`_word_string`)."""
+    """Unit indexes of the answer: the passage around the best-scored sentence that has one (`_passage`
+    may be empty), then, when another post's best sentence scores within `rule.second_post_gap` of it
+    and says something else (cosine below `rule.near_duplicate`), that post's passage too, each at most
+    `max_words` words (the best sentence alone may pass it). `told`: what the reader was already given
+    (`_word_string`)."""
     order = [int(k) for k in np.argsort(-scores, kind="stable")]
-    first = order[0]
-    picked = _passage(units, hits, langs, candidates[first], max_words, told)
-    first_post = hits[units[candidates[first]].hit].post_id
-    for k in order[1:]:
+    picked: list[int] = []
+    first = -1  # the first passage's best sentence (a signpost with nothing after it starts none)
+    for k in order:
+        i = candidates[k]
+        if first < 0:
+            picked = _passage(units, hits, langs, i, max_words, told)
+            first = k if picked else -1
+            continue
         if scores[k] < scores[first] - rule.second_post_gap:
             break
-        i = candidates[k]
         if (
-            hits[units[i].hit].post_id == first_post
+            hits[units[i].hit].post_id == hits[units[candidates[first]].hit].post_id
             or float(vectors[k] @ vectors[first]) >= rule.near_duplicate
         ):
             continue
-        picked += _passage(units, hits, langs, i, max_words, told)
-        break
+        more = _passage(units, hits, langs, i, max_words, told)
+        if more:
+            picked += more
+            break
     return picked
 
 
@@ -495,7 +501,8 @@ def _passage(
     its line and the list's lead-in (the sentence just before the list); then the sentences
     after it, in its chunk and the post's next chunks among `hits`, while they fit in `max_words`, up
     to the first the reader was already given (in `told`: "tell me more" does not run into the last
-    answer)."""
+    answer). It never ends on a signpost (a list's lead-in cut off from its list): one that would
+    is cut before it, and may be left empty."""
     hit = units[anchor].hit
     text = hits[hit].text
     own = [j for j, u in enumerate(units) if u.hit == hit]  # the chunk's units, in order
@@ -547,6 +554,10 @@ def _passage(
         take.append(j)
         seen.add(key)
         words += units[j].words
+    # A passage never ends on what announces the rest ("… prices for air-dried stock:"): cut off by the
+    # budget, by the chunk's end or by what was already said, the lead-in alone says nothing.
+    while take and is_signpost(units[take[-1]].text, langs[units[take[-1]].hit]):
+        take.pop()
     return take
 
 

@@ -4,8 +4,8 @@
     index, blobs = build_index(corpus, embedder, settings)
 
 `index` (JSON) holds the chunks (text, post, title, section, keywords, address) with each chunk's
-sentence units (offset, length, flags readable/signpost/lends back: core/answer/quotable.py's split, done here so the
-page never splits sentences), BM25 statistics of the keyword side (the same tokens as LanceDB's
+sentence units (offset, length, flags readable/signpost/lends back/leans back/takes up the one before, read in
+the chunk's language: core/answer/quotable.py's split, done here so the page never splits sentences), BM25 statistics of the keyword side (the same tokens as LanceDB's
 full-text index: checked against its scores by tests/integration/test_static_export.py), the words the relevance bar
 reads (a lemma table for the corpus's words and their inflections, compound heads, stop and function
 words, language hints) and every constant of the rules. `blobs` are the vectors, int8 with one float32
@@ -36,7 +36,6 @@ from core.answer.extractive import (
     MAX_CANDIDATES,
     MAX_HITS,
     MAX_WORDS,
-    MIN_SIGNPOST_WORDS,
     heading_text,
     is_signpost,
 )
@@ -51,13 +50,14 @@ from core.profiles import Bar, profile_for
 from core.search.retrieve import DENSE_WEIGHT
 from core.search.route import ROUTE_MARGIN
 from core.store import Store
-from core.text import LANGUAGE_NAMES, function_words
-from core.text.languages import LANGUAGES, SHORT_RECORDS, UNKNOWN
+from core.text import LANGUAGE_NAMES, UNDETERMINED, detect_language, function_words
+from core.text.languages import LANGUAGES, SHORT_RECORDS, UNKNOWN, language
 from core.text.words import LIGHT_STOPWORDS, QUESTION_FILLER, WORD, is_known_word
 from core.text.words import lemma as lemma_of
 
-FORMAT = 2  # 2: word vectors and follow-up cues
+FORMAT = 3  # 2: word vectors and follow-up cues; 3: units flag leaning back and taking up, per language
 EMBED_BATCH = 64
+MAIN_LANGUAGE_CHUNKS = 50  # chunks read to tell the corpus's language (the detector reads 2,000 characters)
 # LanceDB 0.40's English stop words for FTS(language="English", remove_stop_words=True), removed before
 # stemming; found by querying its index word by word (a stop word matches nothing). With them, the
 # BM25 scores below equal LanceDB's to 1e-5 on the demo questions (tests/integration/test_static_export.py).
@@ -237,6 +237,31 @@ def followup_cues() -> dict:
     }
 
 
+# A sentence unit's flags: what the page's passage rules read (extractive.py `_passage`, `_lenders`).
+READABLE, SIGNPOST, LENDS, LEANS_BACK, TAKES_UP = 1, 2, 4, 8, 16
+
+
+def unit_flags(body: str, main_language: str) -> list[tuple[int, str, int]]:
+    """(start, text, flags) of each sentence unit of a chunk, read in the chunk's language (in
+    `main_language`, the corpus's, when the chunk is too short to tell: `chunk_languages`): readable,
+    a signpost, lends back, leans back on the unit before, takes up a word of the unit before."""
+    code = detect_language(body)
+    lang = language(main_language if code == UNDETERMINED else code)
+    out = []
+    before = ""
+    for start, text in sentence_units(body):
+        flags = (
+            READABLE * readable(text)
+            | SIGNPOST * is_signpost(text, lang)
+            | LENDS * lends_back(text)
+            | LEANS_BACK * lang.leans_back(text)
+            | TAKES_UP * (bool(before) and lang.takes_up(text, before))
+        )
+        out.append((start, text, flags))
+        before = text
+    return out
+
+
 # The whole index --------------------------------------------------------------------------------------
 
 
@@ -248,13 +273,15 @@ def build_index(
     sentences: dict[str, int] = {}
     headings: dict[str, int] = {}
     chunks = []
+    # A chunk too short to tell its language is read in the corpus's (extractive.py `chunk_languages`).
+    main = detect_language(" ".join(row["text"] or "" for row in corpus.chunks[:MAIN_LANGUAGE_CHUNKS]))
     for row in corpus.chunks:
         units = []
         body = row["text"] or ""
-        for start, text in sentence_units(body):
-            ok, sign, lends = readable(text), is_signpost(text), lends_back(text)
-            vector = sentences.setdefault(text, len(sentences)) if ok or sign or lends else -1
-            flags = int(ok) | (2 * int(sign)) | (4 * int(lends))
+        for start, text, flags in unit_flags(body, main):
+            vector = (
+                sentences.setdefault(text, len(sentences)) if flags & (READABLE | SIGNPOST | LENDS) else -1
+            )
             # Offsets in UTF-16 code units, as JavaScript strings count them (an emoji is two).
             units.append([utf16_len(body[:start]), utf16_len(text), flags, vector])
         heading = heading_text(row["title"] or "", row["section"] or "")
@@ -356,7 +383,6 @@ def _rules(model_id: str, bar: Bar | None = None) -> dict:
         },
         "near_duplicate": profile.passage.near_duplicate,
         "second_post_gap": profile.passage.second_post_gap,
-        "min_signpost_words": MIN_SIGNPOST_WORDS,
         "checked_hits": CHECKED_HITS,
         "suggestions": SUGGESTIONS,
         "min_head_chars": MIN_HEAD_CHARS,

@@ -241,6 +241,29 @@ def test_a_signpost_lends_its_closeness_to_the_sentence_it_announces(embedder):
     assert not is_signpost("Height:") and not is_signpost("There is what I use now.")
 
 
+def test_a_passage_never_ends_on_a_lead_in_cut_off_from_its_list(embedder):
+    # The chunk ends on the list's lead-in and the list is in a chunk retrieval did not bring: the lead-in
+    # was quoted alone, ending the answer on "…4/4 stock:" with nothing after it.
+    first = (
+        "I buy most of my lumber at Dunmore Brothers, a small sawmill an hour north.\n\n"
+        "For the record, prices at Dunmore Brothers in May 2020 for air-dried 4/4 stock:"
+    )
+    other = "The white oak table took 146 hours over eight months, and it nearly broke me twice."
+    hits = [hit(first, post="mill", title="Choosing Boards"), hit(other, post="table", title="Oak Table")]
+    for question in (
+        "What were the prices for air-dried stock at Dunmore Brothers?",
+        "How much did white oak cost?",
+    ):
+        answer = extract_answer(question, hits, embedder)
+        assert answer.sentences, answer.text
+        assert not any(q.text.rstrip().endswith(":") for q in answer.sentences), answer.text
+        assert all(not is_signpost(q.text) for q in answer.sentences), answer.text
+    # With the list there, the lead-in comes with it, as before.
+    whole = first + "\n\n- **White oak**, $7.00, more for quartersawn.\n- **Ash**, $4.00. Cheap right now."
+    answer = extract_answer("How much did white oak cost?", [hit(whole, post="mill")], embedder)
+    assert "For the record, prices" in answer.text and "$7.00" in answer.text, answer.text
+
+
 def test_a_sentence_too_short_to_quote_alone_lends_its_closeness_to_the_one_before_it(embedder):
     text = (
         "For the record, this spring's prices:\n\n"

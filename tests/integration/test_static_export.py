@@ -17,11 +17,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.answer import extractive
 from core.answer.abstain import Signals, decide, thresholds_for
 from core.config import Settings
 from core.embed.multilingual import MODEL_ID as E5
 from core.ingest import ingest_paths
-from core.publish.bundle import FTS_STOP_WORDS, _rules, bm25_index, fts_tokens, lexicon, quantize, read_corpus
+from core.models import Hit
+from core.publish.bundle import (
+    FTS_STOP_WORDS,
+    _rules,
+    bm25_index,
+    fts_tokens,
+    lexicon,
+    quantize,
+    read_corpus,
+    unit_flags,
+)
 from core.publish.model import MAX_TOKENS, weights_dir
 from core.publish.site import ASSETS, runtime_dir
 from core.store import Store
@@ -355,6 +366,65 @@ def test_the_pages_bar_decides_as_the_servers(tmp_path):
     assert out == expected
     # The bars decide differently, so the grid tells them apart (a port ignoring a field would fail).
     assert len({tuple(row) for row in expected}) == len(bars)
+
+
+PASSAGE_TEXTS = (
+    # German: "Das hat …" leans back, "Der Lehm …" takes up the sentence before.
+    "Ich habe im Winter einen Lehmofen im Garten hinter dem Haus gebaut. Das hat drei Wochenenden gedauert, "
+    "weil der Lehm so langsam trocknet. Der Lehm kam aus einer Grube am Fluss hinter dem alten Dorf.\n\n"
+    "Im Frühling backe ich darin jeden Samstag Brot für alle Nachbarn in unserer Straße.",
+    # French: "Cela …" leans back, "Voici …" announces the list.
+    "J'ai construit un four à pain dans le jardin l'hiver dernier avec mon voisin. Cela m'a pris trois "
+    "week-ends, parce que l'argile sèche très lentement. Voici ce que j'ai appris en le construisant\n\n"
+    "- L'argile doit venir de la rivière derrière le village.\n- Le sable doit être fin et bien sec.",
+    # English, ending on a lead-in whose list is in another chunk: no passage ends on it.
+    "I wrap my two beehives in black roofing felt every November. The felt soaks up the winter sun and "
+    "keeps the cluster warm. For the record, prices at the hardware store this autumn for a roll of felt:",
+)
+
+
+def test_the_pages_passages_read_each_chunks_language_as_the_server(tmp_path):
+    """The page's `passage` on the export's unit flags picks the sentences the server's `_passage` picks,
+    for every anchor of German, French and English chunks (the page read English openers only)."""
+    expected, cases = [], []
+    for text in PASSAGE_TEXTS:
+        hits = [Hit("p", "A Post", "writings", "p#0000", "", text, [], 1.0, 1)]
+        units = extractive._units(hits)
+        langs = extractive.chunk_languages(hits)
+        flags = unit_flags(text, "en")
+        assert [(u.start, u.text) for u in units] == [(start, unit) for start, unit, _ in flags]
+        page_units = [
+            {
+                "hit": 0,
+                "index": i,
+                "start": start,
+                "text": unit,
+                "words": len(unit.split()),
+                "readable": bool(f & 1),
+                "signpost": bool(f & 2),
+                "lends": bool(f & 4),
+                "leansBack": bool(f & 8),
+                "takesUp": bool(f & 16),
+            }
+            for i, (start, unit, f) in enumerate(flags)
+        ]
+        for anchor in range(len(units)):
+            expected.append(extractive._passage(units, hits, langs, anchor, extractive.MAX_WORDS))
+            cases.append({"text": text, "units": page_units, "anchor": anchor})
+    out = run_node(
+        "const passage = core.Engine.prototype.passage;"
+        "console.log(JSON.stringify(input.cases.map((c) => passage.call("
+        "{ chunks: [{ text: c.text }], rules: { max_words: input.maxWords }, nextChunks: () => [] },"
+        " c.units, [{ chunk: 0 }], c.anchor))));",
+        {"cases": cases, "maxWords": extractive.MAX_WORDS},
+        tmp_path,
+    )
+    assert out == expected
+    # The cases hold what tells the languages apart: German "Das hat …" and "Der Lehm …" and French
+    # "Cela …" start their passage a sentence earlier; the English lead-in ends no passage.
+    german, french, english = expected[:4], expected[4:9], expected[9:]
+    assert german[1][0] == 0 and german[2][0] == 1 and french[1][0] == 0, expected
+    assert english and all(p[-1] != 2 for p in english if p) and english[2] == [], expected
 
 
 def test_the_pages_wordpiece_gives_the_bundled_tokenizers_ids(tmp_path):

@@ -24,10 +24,7 @@ const UND = "und";
 const SAMPLE_CHARS = 2000;
 const HINT_WEIGHT = 0.5;
 const HINT_CAP = 3.0;
-const SIGNPOST = /:$|^here(?:\s+is|\s+are|['’]s)\b/i;
 const QUESTION_END = /\?["'”’)\]]*$/;
-const DANGLING =
-  /^(?:this|that|these|those|it|its|they|them|their|he|she|his|her|him|such|but|and|so|yet|then|also|which|both|there|here|still|instead|otherwise|however|thus|hence|or|nor)\b/i;
 const NAME = /(?<=[^\s.!?:;"“(¿¡])\s+([A-Z][\p{L}\p{N}_’'-]*[\p{L}\p{N}_])/gu;
 
 const clamp = (x) => Math.max(0, Math.min(1, x));
@@ -138,16 +135,6 @@ export function detectLanguage(text, L) {
 
 const differ = (a, b) => a !== UND && b !== UND && a !== b;
 
-/** Whether `sentence` opens with "the" and a word `before` used, compared by lemma (English only, as
- * DANGLING: languages.py `Language.takes_up`): "The felt soaks up…" after "…in black felt." */
-function takesUp(sentence, before, L) {
-  const opening = (sentence.slice(0, 120).toLowerCase().match(LETTERS) || []).slice(0, 2);
-  if (opening.length < 2 || opening[0] !== "the") return false;
-  const lemmaOf = (w) => L.lemmas.get(w) || w;
-  const noun = lemmaOf(opening[1]);
-  return (before.toLowerCase().match(LETTERS) || []).some((w) => w === opening[1] || lemmaOf(w) === noun);
-}
-
 // Follow-ups (core/answer/question.py, without a model: a follow-up is joined to the question before) --------
 
 const NO_CUES = { referring: new Set(), continuations: [], more: new Set(), questionWords: new Set() };
@@ -242,11 +229,6 @@ function share(asked, words) {
   let n = 0;
   for (const w of asked) if (words.has(w)) n++;
   return n / asked.size;
-}
-
-export function isSignpost(sentence, minWords) {
-  const s = sentence.trim();
-  return splitWords(s).length >= minWords && SIGNPOST.test(s);
 }
 
 // Keyword side: LanceDB's tokens (core/publish/bundle.py fts_tokens) ------------------------------------
@@ -422,7 +404,7 @@ export class Engine {
         const key = normalised(text).toLowerCase();
         const ok = Boolean(flags & 1) && !seen.has(key);
         seen.add(key);
-        out.push({ hit: h, index: i, start, text, words: splitWords(text).length, readable: ok, signpost: Boolean(flags & 2), lends: Boolean(flags & 4), vector });
+        out.push({ hit: h, index: i, start, text, words: splitWords(text).length, readable: ok, signpost: Boolean(flags & 2), lends: Boolean(flags & 4), leansBack: Boolean(flags & 8), takesUp: Boolean(flags & 16), vector });
       });
     });
     return out;
@@ -533,17 +515,27 @@ export class Engine {
   passages(units, hits, candidates, scores, told = "") {
     const R = this.rules;
     const order = scores.map((s, k) => [s, k]).sort((x, y) => y[0] - x[0] || x[1] - y[1]).map(([, k]) => k);
-    const first = order[0];
-    const picked = this.passage(units, hits, candidates[first], told);
     const postOf = (i) => this.chunks[hits[units[i].hit].chunk].post;
-    const firstPost = postOf(candidates[first]);
-    const firstVector = this.rowVector(this.sentenceBase + units[candidates[first]].vector);
-    for (const k of order.slice(1)) {
-      if (scores[k] < scores[first] - R.second_post_gap) break;
+    let picked = [];
+    let first = -1; // the first passage's best sentence (a signpost with nothing after it starts none)
+    let firstVector = null;
+    for (const k of order) {
       const i = candidates[k];
-      if (postOf(i) === firstPost || this.dot(this.sentenceBase + units[i].vector, firstVector) >= R.near_duplicate) continue;
-      picked.push(...this.passage(units, hits, i, told));
-      break;
+      if (first < 0) {
+        picked = this.passage(units, hits, i, told);
+        if (picked.length) {
+          first = k;
+          firstVector = this.rowVector(this.sentenceBase + units[i].vector);
+        }
+        continue;
+      }
+      if (scores[k] < scores[first] - R.second_post_gap) break;
+      if (postOf(i) === postOf(candidates[first]) || this.dot(this.sentenceBase + units[i].vector, firstVector) >= R.near_duplicate) continue;
+      const more = this.passage(units, hits, i, told);
+      if (more.length) {
+        picked.push(...more);
+        break;
+      }
     }
     return picked;
   }
@@ -560,7 +552,7 @@ export class Engine {
     if (
       at &&
       paragraph(own[at - 1]) === paragraph(anchor) &&
-      (DANGLING.test(units[anchor].text) || takesUp(units[anchor].text, units[own[at - 1]].text, this.L))
+      (units[anchor].leansBack || units[anchor].takesUp)
     ) {
       first = at - 1;
     }
@@ -570,7 +562,7 @@ export class Engine {
     const take = own.slice(first, at + 1);
     const lead = own.indexOf(inParagraph[0]) - 1;
     // A list's lead-in (the sentence just before it), or a signpost announcing the paragraph: as the server.
-    if (lead >= 0 && (((isList || first === lead + 1) && isSignpost(units[own[lead]].text, this.rules.min_signpost_words)) || (isList && units[own[lead]].readable))) {
+    if (lead >= 0 && (((isList || first === lead + 1) && units[own[lead]].signpost) || (isList && units[own[lead]].readable))) {
       take.unshift(own[lead]);
     }
     let words = take.reduce((n, j) => n + units[j].words, 0);
@@ -589,6 +581,8 @@ export class Engine {
       seen.add(key);
       words += units[j].words;
     }
+    // Never ends on what announces the rest (a lead-in cut off from its list): as the server.
+    while (take.length && units[take[take.length - 1]].signpost) take.pop();
     return take;
   }
 
