@@ -11,7 +11,15 @@ import defusedxml.ElementTree as SafeET
 
 
 class BadXML(ValueError):
-    """XML refused: hostile (entities, external references) or malformed; the message says which."""
+    """XML refused: hostile (entities, external references) or malformed; the message says which.
+    `kind` names the refusal ("entities", "external entity", "external reference", "hostile",
+    "malformed"), `detail` its particulars (the entity's address; "mismatched tag at line 3, column 5"),
+    for callers that word it for their own readers (core/parse/wxr.py)."""
+
+    def __init__(self, message: str, kind: str = "other", detail: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.detail = detail
 
 
 def parse_xml(data: bytes) -> Element:
@@ -20,20 +28,31 @@ def parse_xml(data: bytes) -> Element:
         return SafeET.fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
     except defusedxml.EntitiesForbidden as exc:
         if exc.sysid or exc.pubid:
+            target = exc.sysid or exc.pubid
             raise BadXML(
-                f"hostile XML refused: the entity {exc.name!r} is an external resource "
-                f"({exc.sysid or exc.pubid}), which is never fetched"
+                f"hostile XML refused: the entity {exc.name!r} is an external resource ({target}), which "
+                "is never fetched",
+                "external entity",
+                target,
             ) from None
         raise BadXML(
-            f"hostile XML refused: it declares the entity {exc.name!r} (entity expansion is not allowed)"
+            f"hostile XML refused: it declares the entity {exc.name!r} (entity expansion is not allowed)",
+            "entities",
+            exc.name,
         ) from None
     except defusedxml.ExternalReferenceForbidden as exc:
         target = exc.sysid or exc.pubid or "?"
-        raise BadXML(f"hostile XML refused: it refers to an external resource ({target})") from None
+        raise BadXML(
+            f"hostile XML refused: it refers to an external resource ({target})", "external reference", target
+        ) from None
     except defusedxml.DefusedXmlException as exc:  # DTD processing and the like
-        raise BadXML(f"hostile XML refused: {exc}") from None
+        raise BadXML(f"hostile XML refused: {exc}", "hostile", str(exc)) from None
     except ParseError as exc:
-        raise BadXML(f"malformed XML: {exc}") from None
+        line, column = exc.position
+        reason = str(exc).split(":", 1)[0]
+        raise BadXML(
+            f"malformed XML: {exc}", "malformed", f"{reason} at line {line}, column {column + 1}"
+        ) from None
 
 
 def local_name(element: Element) -> str:

@@ -17,13 +17,13 @@ import re
 import xml.etree.ElementTree as ET
 from typing import BinaryIO
 
-import defusedxml
 import defusedxml.ElementTree as SafeET
 
 from core.models import Post
 from core.parse.exported import WORDPRESS, ExportPosts, LeftOut, export_stamp, html_post
 from core.parse.feeds import feed_file_posts, is_feed_root
 from core.parse.fields import BadInput, Context
+from core.parse.safexml import BadXML, parse_xml
 
 _WP_NS = "http://wordpress.org/export/"  # + 1.0/, 1.1/ or 1.2/
 _CONTENT = "{http://purl.org/rss/1.0/modules/content/}encoded"
@@ -67,24 +67,21 @@ def parse_wxr(ctx: Context, data: bytes) -> list[Post]:
     return posts.settled(ctx)
 
 
+# parse_xml's refusals, worded for an author importing a file (core/parse/safexml.py BadXML.kind).
+_REFUSALS = {
+    "external entity": "declares an external entity ({detail}): an XXE attack reading files? refused",
+    "entities": "declares XML entities (entity expansion, a 'billion laughs' attack?): refused; a WordPress "
+    "export never declares them",
+    "malformed": "is not well-formed XML ({detail})",
+}
+_REFUSED = "refers to external entities or files (an XXE attack?): refused"
+
+
 def _parse_xml(data: bytes) -> ET.Element:
     try:
-        return SafeET.fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
-    except defusedxml.EntitiesForbidden as exc:
-        if exc.sysid or exc.pubid:
-            raise BadInput(
-                f"declares an external entity ({exc.sysid or exc.pubid}): an XXE attack reading files? refused"
-            ) from None
-        raise BadInput(
-            "declares XML entities (entity expansion, a 'billion laughs' attack?): refused; a WordPress "
-            "export never declares them"
-        ) from None
-    except (defusedxml.ExternalReferenceForbidden, defusedxml.DTDForbidden):
-        raise BadInput("refers to external entities or files (an XXE attack?): refused") from None
-    except ET.ParseError as exc:
-        line, column = exc.position
-        reason = str(exc).split(":", 1)[0]
-        raise BadInput(f"is not well-formed XML ({reason} at line {line}, column {column + 1})") from None
+        return parse_xml(data)
+    except BadXML as exc:
+        raise BadInput(_REFUSALS.get(exc.kind, _REFUSED).format(detail=exc.detail)) from None
 
 
 def wxr_exported(source: BinaryIO) -> str:
