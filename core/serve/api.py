@@ -337,7 +337,8 @@ class Api:
         params = _query(request)
         question = _question(params.get("q", ""), settings)
         k_text = params.get("k", "10")
-        if not k_text.isdigit() or not 1 <= int(k_text) <= MAX_K:
+        # ASCII digits only: str.isdigit() also passes "²" or "①", which int() refuses (a 503 before).
+        if not (k_text.isascii() and k_text.isdigit()) or not 1 <= int(k_text) <= MAX_K:
             raise ApiError(400, f'"k" must be a whole number from 1 to {MAX_K}.')
         self._admit(request, settings)
         k, base = int(k_text), _base(request)

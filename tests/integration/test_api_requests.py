@@ -88,3 +88,11 @@ def test_a_reader_asking_an_empty_table_gets_the_usual_decline(app):
     status, body = post(app, "/ask", {"question": "anything?"})
     assert status == 200 and body["declined"] and body["answer"].startswith("I haven't written about that")
     assert "ingest" not in json.dumps(body)
+
+
+@pytest.mark.parametrize("k", ["%C2%B2", "%E2%91%A0", "%D9%A3"])  # "²", "①", Arabic-Indic "٣"
+def test_a_k_that_is_not_ascii_digits_is_a_400(app, k):
+    """Unicode digits pass str.isdigit() but int() refuses some ("²"): that was a 503, "Inkwell could not
+    answer just now", for a request that is simply malformed."""
+    status, body = get(app, "/search", f"q=bees&k={k}".encode())
+    assert status == 400 and body == {"error": '"k" must be a whole number from 1 to 50.', "status": 400}
