@@ -57,6 +57,9 @@
   }
 
   var host = el("div", { "data-inkwell": "" });
+  // The blog's rules still reach this one element outside the shadow DOM (a theme's `div:empty{display:none}`
+  // hid the whole widget): reset them inline, which no rule of a stylesheet outranks, !important included.
+  host.style.cssText = "all:initial!important";
   var root = host.attachShadow({ mode: "open" });
   var accent = CSS.supports("color", opt.accent || "") ? opt.accent : "#1f4e79";
   var style = el("style");
