@@ -315,6 +315,8 @@
   var UNREACHABLE = "The answer service could not be reached from this site. It may not allow this " +
     "site yet (its owner lists the blogs allowed in INKWELL_ALLOWED_ORIGINS), or it may be down.";
 
+  var CUT_OFF = "The answer was cut off before it finished. Please ask again.";
+
   function finish(turn, view, data) {
     turn.answer = data.answer;  // Markdown, sent back as the conversation (as the chat keeps it)
     turn.text = data.answer_text || data.answer;
@@ -344,16 +346,25 @@
           throw new Error(err.error || "The question could not be answered (" + response.status + ").");
         });
       }
+      var done = false;
       return readEvents(response, function (event, data) {
         if (event === "delta") {
           text += data.plain != null ? data.plain : data.text;
           view.answer.textContent = text;
           log.scrollTop = log.scrollHeight;
         } else if (event === "done") {
+          done = true;
           finish(turn, view, data);
         } else if (event === "error") {
+          done = true;
           throw new Error(data.error);
         }
+      }).then(function () {
+        // The stream ended without its `done` (a proxy's time limit, a restart): the reader would be left
+        // with "Writing..." or half an answer that looks whole.
+        if (!done) throw new Error(CUT_OFF);
+      }, function (err) {
+        throw done ? err : new Error(CUT_OFF); // the connection dropped mid-answer ("network error")
       });
     });
   }

@@ -1,6 +1,7 @@
 """The widget on blogs that are not kind to it, with no Inkwell running: a loopback "blog" serves the
-widget's own script (core/serve/widget.js). Debian's headless Chromium, through Playwright, as a reader
-sees it: a theme whose rules reach the widget's element."""
+widget's own script (core/serve/widget.js) and its tag points `data-api` at a small loopback server that
+plays a broken answer service. Debian's headless Chromium, through Playwright, as a reader sees it: a
+theme whose rules reach the widget's element, an answer stream that stops before its end."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import contextlib
 import shutil
 import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -18,11 +19,51 @@ from tests.e2e_support import ROOT
 pytestmark = pytest.mark.browser
 
 TIMEOUT = 20_000  # ms: nothing here loads a model
+SHADOW = "document.querySelector('[data-inkwell]').shadowRoot"
+CUT_OFF = "The answer was cut off before it finished. Please ask again."
+META = b'event: meta\ndata: {"mode": "extractive", "searched_for": null}\n\n'
+HALF = b'event: delta\ndata: {"text": "Half an ans", "plain": "Half an ans"}\n\n'
 
 
 class _Quiet(SimpleHTTPRequestHandler):
     def log_message(self, *args) -> None:
         pass
+
+
+class _CutStream(BaseHTTPRequestHandler):
+    """An answer service whose stream ends before `done`, as behind a proxy's time limit: the events in
+    `self.server.events`, then the connection closes. CORS allows any origin."""
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def _cors(self) -> None:
+        self.send_header("Access-Control-Allow-Origin", self.headers.get("Origin") or "*")
+        self.send_header("Access-Control-Allow-Headers", "Content-Type, Accept")
+        self.send_header("Access-Control-Allow-Methods", "GET, POST")
+
+    def do_OPTIONS(self) -> None:
+        self.send_response(200)
+        self._cors()
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_GET(self) -> None:  # /api/welcome: none, the widget asks without it
+        self.send_response(404)
+        self._cors()
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self._cors()
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(self.server.events)  # type: ignore[attr-defined]
+        self.wfile.flush()
+        self.close_connection = True
 
 
 @contextlib.contextmanager
@@ -62,6 +103,17 @@ def page(browser):
         context.close()
 
 
+def ask(page, question: str) -> str:
+    page.get_by_role("button", name="Ask", exact=True).click()
+    box = page.get_by_role("textbox", name="Your question")
+    box.fill(question)
+    box.press("Enter")
+    page.wait_for_function(
+        f"() => {SHADOW}.querySelector('p.a') && !{SHADOW}.querySelector('form button').disabled"
+    )
+    return page.evaluate(f"() => {SHADOW}.querySelector('p.a').textContent")
+
+
 @pytest.mark.parametrize(
     "style",
     [
@@ -80,3 +132,13 @@ def test_a_theme_hiding_empty_boxes_does_not_hide_the_widget(page, tmp_path, sty
         assert box and 1200 - 40 - box["width"] <= box["x"] and 900 - 40 - box["height"] <= box["y"] < 900, (
             box
         )
+
+
+@pytest.mark.parametrize("events", [META, META + HALF], ids=["before-any-text", "mid-answer"])
+def test_an_answer_stream_cut_before_its_end_says_so(page, tmp_path, events):
+    """It left "Writing…" for good, or half an answer that looked whole, with the form free again."""
+    service = ThreadingHTTPServer(("127.0.0.1", 0), _CutStream)
+    service.events = events  # type: ignore[attr-defined]
+    with serving(service) as api, blog(tmp_path / "blog", "", api) as site:
+        page.goto(site)
+        assert ask(page, "Why did you start the blog?") == CUT_OFF
