@@ -93,8 +93,13 @@ class AskRequest:
 # Reading requests --------------------------------------------------------------------------------------
 
 
-async def _body(request: Request) -> dict:
-    """The request's JSON object; ApiError 413 past MAX_BODY_BYTES, 400 when it is not a JSON object."""
+ASK_EXAMPLE = '{"question": "..."}'
+FEEDBACK_EXAMPLE = '{"question_id": "...", "up": true or false, "comment": "..."}'
+
+
+async def _body(request: Request, example: str = ASK_EXAMPLE) -> dict:
+    """The request's JSON object; ApiError 413 past MAX_BODY_BYTES, 400 when it is not a JSON object (the
+    message shows `example`, what the endpoint takes)."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise ApiError(413, f"The request is larger than {MAX_BODY_BYTES // 1024} KB.")
@@ -110,7 +115,7 @@ async def _body(request: Request) -> dict:
     except RecursionError:  # [[[[… thousands deep: within 64 KB, past the parser's nesting limit
         raise ApiError(400, "The request body is nested too deeply.") from None
     if not isinstance(data, dict):
-        raise ApiError(400, 'Send a JSON object such as {"question": "..."}.')
+        raise ApiError(400, f"Send a JSON object such as {example}.")
     return data
 
 
@@ -401,10 +406,10 @@ class Api:
         """A reader's thumbs up or down (and comment) on a logged answer: {question_id, up, comment?}."""
         settings = self._settings()
         self._check_origin(request, settings)
-        data = await _body(request)
+        data = await _body(request, FEEDBACK_EXAMPLE)
         question_id, up, comment = data.get("question_id"), data.get("up"), data.get("comment", "")
         if not isinstance(question_id, str) or not isinstance(up, bool) or not isinstance(comment, str):
-            raise ApiError(400, 'Send {"question_id": "...", "up": true or false, "comment": "..."}.')
+            raise ApiError(400, f"Send {FEEDBACK_EXAMPLE}.")
         _no_surrogates(question_id, "question_id")
         _no_surrogates(comment, "comment")
         self._admit(request, settings, self.ratings)

@@ -96,3 +96,12 @@ def test_a_k_that_is_not_ascii_digits_is_a_400(app, k):
     answer just now", for a request that is simply malformed."""
     status, body = get(app, "/search", f"q=bees&k={k}".encode())
     assert status == 400 and body == {"error": '"k" must be a whole number from 1 to 50.', "status": 400}
+
+
+def test_feedback_that_is_not_a_json_object_is_told_what_feedback_takes(app):
+    """It was told to send {"question": "..."}, the ask endpoint's body, which feedback then refuses too."""
+    status, body = post(app, "/feedback", ["up"])
+    assert status == 400 and body["error"] == (
+        'Send a JSON object such as {"question_id": "...", "up": true or false, "comment": "..."}.'
+    )
+    assert post(app, "/ask", ["Bees?"])[1]["error"] == 'Send a JSON object such as {"question": "..."}.'
