@@ -147,6 +147,11 @@
   button.addEventListener("click", function () { setOpen(panel.hidden, true); });
   close.addEventListener("click", function () { setOpen(false, true); });
   panel.addEventListener("keydown", function (e) { if (e.key === "Escape") setOpen(false, true); });
+  // Keys typed in the widget's text boxes stay in the widget: outside the shadow DOM they come from its host
+  // element, not a text box, so a blog's shortcuts took them ("/" moved the focus to the blog's search).
+  ["keydown", "keypress", "keyup"].forEach(function (type) {
+    root.addEventListener(type, function (e) { if (e.target.tagName === "INPUT") e.stopPropagation(); });
+  });
 
   function drawQuestion(text) {
     log.appendChild(el("p", { class: "q" }, text));

@@ -22,6 +22,12 @@ TIMEOUT = 20_000  # ms: nothing here loads a model
 SHADOW = "document.querySelector('[data-inkwell]').shadowRoot"
 CUT_OFF = "The answer was cut off before it finished. Please ask again."
 META = b'event: meta\ndata: {"mode": "extractive", "searched_for": null}\n\n'
+# A blog's keyboard shortcuts, as themes write them: not while the reader types in a text box.
+SHORTCUTS = """document.addEventListener("keydown", e => {
+  if (["INPUT", "TEXTAREA"].includes(e.target.tagName)) return;
+  if (e.key === "/") { e.preventDefault(); document.getElementById("search").focus(); }
+  if (e.key === "j") window.__scrolled = (window.__scrolled || 0) + 1;
+});"""
 HALF = b'event: delta\ndata: {"text": "Half an ans", "plain": "Half an ans"}\n\n'
 
 
@@ -78,13 +84,15 @@ def serving(server: ThreadingHTTPServer) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def blog(folder: Path, style: str, api: str) -> Iterator[str]:
-    """A one-page blog with the widget's tag (its script served beside the page) and the blog's `style`."""
+def blog(folder: Path, style: str, api: str, script: str = "") -> Iterator[str]:
+    """A one-page blog with the widget's tag (its script served beside the page), the blog's `style` and
+    its own `script`."""
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "core" / "serve" / "widget.js", folder / "widget.js")
     (folder / "index.html").write_text(
-        f"<!doctype html><html><head><meta charset=utf-8><style>{style}</style></head><body>"
-        '<h1>A blog</h1><div class="post" style="height: 3000px"><p>A long post.</p></div>'
+        f"<!doctype html><html><head><meta charset=utf-8><style>{style}</style><script>{script}</script>"
+        '</head><body><h1>A blog</h1><input id="search" aria-label="Search the blog">'
+        '<div class="post" style="height: 3000px"><p>A long post.</p></div>'
         f'<script src="widget.js" defer data-api="{api}" data-title="Ask Mara"></script></body></html>'
     )
     handler = lambda *a, **kw: _Quiet(*a, directory=str(folder), **kw)  # noqa: E731
@@ -142,3 +150,22 @@ def test_an_answer_stream_cut_before_its_end_says_so(page, tmp_path, events):
     with serving(service) as api, blog(tmp_path / "blog", "", api) as site:
         page.goto(site)
         assert ask(page, "Why did you start the blog?") == CUT_OFF
+
+
+def test_keys_typed_into_the_widget_are_not_the_blogs_shortcuts(page, tmp_path):
+    """A key typed in the widget reaches the blog's listeners from the widget's element, not from a text
+    box: "/" (the blog's search) took the focus away mid-question, "j" scrolled the blog."""
+    with blog(tmp_path / "blog", "", "http://127.0.0.1:9", SHORTCUTS) as site:
+        page.goto(site)
+        page.get_by_role("button", name="Ask", exact=True).click()
+        box = page.get_by_role("textbox", name="Your question")
+        box.press_sequentially("joints 1/2 inch")
+        assert box.input_value() == "joints 1/2 inch"
+        assert page.evaluate("() => [document.getElementById('search').value, window.__scrolled]") == [
+            "",
+            None,
+        ]
+        box.press("Escape")  # the widget's own keys still work
+        assert page.get_by_role("dialog").is_hidden()
+        page.keyboard.press("/")  # and the blog's, outside the widget
+        assert page.evaluate("() => document.activeElement.id") == "search"
