@@ -3,8 +3,8 @@ broken characters.
 
     question = check_question(raw, settings.max_question_chars)   # the stripped question, or QuestionError
 
-The chat page and `inkwell ask`/`search`/`route`/`posts --about` call it first, so a 20,000-character
-paste is refused with a clear message before it is embedded, searched or sent to a model (where it would
+A question of invisible characters only (zero-width spaces, a BOM, NUL) is empty. The chat page, the HTTP
+API and `inkwell ask`/`search`/`route`/`posts --about` call it first, so a 20,000-character paste is refused with a clear message before it is embedded, searched or sent to a model (where it would
 hold up the other readers' answers). Length is counted as a person sees it: in user-perceived characters
 (Unicode grapheme clusters), so an emoji, a flag or a ZWJ family counts as one, like a letter with its
 accents. Code points are capped too, at RAW_FACTOR times the limit, so a flood of combining marks (which
@@ -25,6 +25,8 @@ COUNTED = 100_000
 
 _GRAPHEME = regex.compile(r"\X")
 _SURROGATE = regex.compile(r"[\ud800-\udfff]")
+# Something a reader can see: not a separator, control or format character (zero-width space, BOM, NUL).
+_VISIBLE = regex.compile(r"[^\p{Z}\p{Cc}\p{Cf}\s]")
 
 
 class QuestionError(ValueError):
@@ -54,7 +56,7 @@ def check_question(question: str | None, max_chars: int) -> str:
     surrogate, is longer than `max_chars` user-perceived characters, or is made of more than RAW_FACTOR ×
     `max_chars` code points (0: no limit)."""
     text = (question or "").strip()
-    if not text:
+    if not _VISIBLE.search(text):  # "", or only invisible characters: a zero-width space, a BOM, NUL
         raise QuestionError("The question is empty: please type a question.", kind="empty")
     if has_surrogates(text):
         raise QuestionError(

@@ -9,12 +9,17 @@ from core.text import QuestionError, check_question
 
 
 def test_a_question_is_stripped_and_kept():
+    assert check_question("🦆", 1000) == "🦆" and check_question("?", 1000) == "?"  # visible, if odd
     assert check_question("  Why did you start the blog?\n", 1000) == "Why did you start the blog?"
     assert check_question("x" * 1000, 1000) == "x" * 1000  # the limit itself is allowed
     assert check_question("y" * 50_000, 0) == "y" * 50_000  # 0: no limit
 
 
-@pytest.mark.parametrize("question", [None, "", "   \n\t "])
+# Invisible characters only (a zero-width space, a BOM, NUL, a word joiner) were answered, logged as a
+# reader's question and counted against the rate limit.
+@pytest.mark.parametrize(
+    "question", [None, "", "   \n\t ", "\u200b", "\ufeff \u200b", "\x00", "\u2060\u00a0"]
+)
 def test_empty_questions_are_refused(question):
     with pytest.raises(QuestionError, match=r"The question is empty: please type a question\.") as info:
         check_question(question, 1000)
