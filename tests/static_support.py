@@ -22,23 +22,32 @@ from tests.e2e_support import launch_chromium
 LOAD_TIMEOUT = 180_000  # ms: a cold page on a busy 2-core machine compiles 14 MB of WebAssembly
 
 
-class _Quiet(SimpleHTTPRequestHandler):
+class QuietHandler(SimpleHTTPRequestHandler):
+    """Python's file server, without a log line per request."""
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
 
 @contextmanager
-def serve_folder(folder: Path) -> Iterator[str]:
-    """http://127.0.0.1:<port>/ serving `folder`, for as long as the block runs."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
+def serving(server: ThreadingHTTPServer) -> Iterator[str]:
+    """`server` in a thread for as long as the block runs; its address, http://127.0.0.1:<port>."""
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+@contextmanager
+def serve_folder(folder: Path, port: int = 0) -> Iterator[str]:
+    """http://127.0.0.1:<port>/ serving `folder`, for as long as the block runs."""
+    handler = functools.partial(QuietHandler, directory=str(folder))
+    with serving(ThreadingHTTPServer(("127.0.0.1", port), handler)) as url:
+        yield f"{url}/"
 
 
 @contextmanager

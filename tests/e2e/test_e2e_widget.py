@@ -9,9 +9,7 @@ hold HTML runs nothing."""
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -25,6 +23,7 @@ from core.store import Store
 from core.store.questions import PRIVACY_NOTE, QuestionLog
 from tests.conftest import BEES
 from tests.e2e_support import AppServer, app_environ, free_port, streamlit_server
+from tests.static_support import serve_folder
 
 pytestmark = pytest.mark.browser
 
@@ -36,11 +35,6 @@ HOSTILE = [
     'A smoker calms the bees <img src=x onerror="window.__pwned = 2"> before the hive is opened.',
     "Cool smoke from pine needles <script>window.__pwned = 3</script> works best in the smoker.",
 ]
-
-
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
 
 
 @contextlib.contextmanager
@@ -57,15 +51,8 @@ def blog(folder: Path, widget_src: str, port: int | None = None) -> Iterator[str
             f'<a id="next" href="other.html">Another post</a>'
             f'<script src="{widget_src}" defer data-title="Ask the beekeeper"></script></body></html>'
         )
-    handler = lambda *a, **kw: _Quiet(*a, directory=str(folder), **kw)  # noqa: E731
-    httpd = ThreadingHTTPServer(("127.0.0.1", port or 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve_folder(folder, port or 0) as url:
+        yield url.rstrip("/")
 
 
 @pytest.fixture(scope="module")

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from tests.e2e_support import ROOT
+from tests.static_support import serve_folder, serving
 
 pytestmark = pytest.mark.browser
 
@@ -29,11 +29,6 @@ SHORTCUTS = """document.addEventListener("keydown", e => {
   if (e.key === "j") window.__scrolled = (window.__scrolled || 0) + 1;
 });"""
 HALF = b'event: delta\ndata: {"text": "Half an ans", "plain": "Half an ans"}\n\n'
-
-
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
 
 
 class _CutStream(BaseHTTPRequestHandler):
@@ -73,17 +68,6 @@ class _CutStream(BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def serving(server: ThreadingHTTPServer) -> Iterator[str]:
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-@contextlib.contextmanager
 def blog(folder: Path, style: str, api: str, script: str = "") -> Iterator[str]:
     """A one-page blog with the widget's tag (its script served beside the page), the blog's `style` and
     its own `script`."""
@@ -95,9 +79,8 @@ def blog(folder: Path, style: str, api: str, script: str = "") -> Iterator[str]:
         '<div class="post" style="height: 3000px"><p>A long post.</p></div>'
         f'<script src="widget.js" defer data-api="{api}" data-title="Ask Mara"></script></body></html>'
     )
-    handler = lambda *a, **kw: _Quiet(*a, directory=str(folder), **kw)  # noqa: E731
-    with serving(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as url:
-        yield url
+    with serve_folder(folder) as url:
+        yield url.rstrip("/")
 
 
 @pytest.fixture
