@@ -67,7 +67,8 @@ async function ask(question, conversation = []) {
   const started = performance.now();
   const text = String(question || "").trim();
   // The reader reads these: worded as the server's (core/text/question.py check_question), saying what to do.
-  if (!text) throw new Error("The question is empty: please type a question.");
+  // Invisible characters only (a zero-width space, a BOM) are empty too, as on the server.
+  if (!/[^\p{Z}\p{Cc}\p{Cf}\s]/u.test(text)) throw new Error("The question is empty: please type a question.");
   const length = Array.from(text).length;
   const limit = engine.settings.max_question_chars;
   if (limit && length > limit) {
