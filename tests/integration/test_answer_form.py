@@ -1,6 +1,6 @@
 """Every extractive answer of the demo and held-out sets reads as the author wrote it: only the author's
 sentences and the "From *title*:" frame (never a "…" join), no footnote marker, and no line of a list
-without the sentence that leads into it. Set-level: the checks run over every answer, whatever the
+without the sentence that leads into it, nor a lead-in without what it announces. Set-level: the checks run over every answer, whatever the
 scorer picks, so a better scorer needs no edit here and a rule that breaks the form fails."""
 
 from __future__ import annotations
@@ -71,6 +71,8 @@ def form_problems(question: str, answer: ExtractiveAnswer, hits: list[Hit]) -> l
         before = [s for at, s in sentence_units(text) if at < paragraph_start]
         if "\n" in paragraph.strip() and text.rfind("\n", paragraph_start, head.start) >= 0 and before:
             problems.append(f"a list line without its lead-in {before[-1]!r}: {head.text!r}")
+        if quotes[-1].text.rstrip().endswith(":"):
+            problems.append(f"a lead-in without what it announces: {quotes[-1].text!r}")
     return [f"{question!r}: {p}" for p in problems]
 
 
@@ -93,7 +95,7 @@ def test_every_answer_of_every_set_is_the_authors_text_in_its_form(demo_table, p
 
 
 def test_the_form_check_can_fail(embedder):
-    """The checks above find a list line quoted alone and a footnote marker."""
+    """The checks above find a list line quoted alone, a footnote marker and a lead-in left alone."""
     text = "I buy from three mills.\n\nDunmore, for white oak.\nPike's, for cherry.[3]"
     hit = Hit("p", "Mills", "writings", "p#0000", "", text, [], 1.0, 1)
     from core.answer.extractive import Quote
@@ -103,3 +105,6 @@ def test_the_form_check_can_fail(embedder):
     answer = ExtractiveAnswer("Where do you buy cherry?", [quote])
     problems = form_problems("q", answer, [hit])
     assert any("footnote" in p for p in problems) and any("lead-in" in p for p in problems), problems
+    lead_in = Quote("For the record, this spring's prices:", "p", "Mills", "p#0000", 0, 0, 1.0)
+    alone = form_problems("q", ExtractiveAnswer("What do boards cost?", [lead_in]), [hit])
+    assert any("without what it announces" in p for p in alone), alone
