@@ -6,7 +6,8 @@
 
 No model writes a word: every sentence is a verbatim slice of a hit's text
 (`hit.text[q.start:q.start + len(q.text)]`), and the only other words are the fixed "From *<title>*:"
-per post (the title escaped: text, not markup).
+per post (the title escaped: text, not markup) and, where a passage goes on into the post's next
+section, that section's heading, as the author wrote it.
 
 Candidates are the sentences of the best MAX_HITS hits (chunks are split into lines first, so spec
 lists and list items stand alone). Headings, date lines, "The dimensions:" lead-ins, fragments under
@@ -108,6 +109,9 @@ class Quote:
     # of a list), "paragraph" (the next paragraph), "" (first of its passage).
     joined: str = ""
     url: str = ""  # the post's address on the blog ("" when unknown)
+    # The heading of the post's section it opens, when the passage goes on into a new section ("" when
+    # not): shown before it, the author's words, as the post shows it.
+    section: str = ""
 
     @property
     def link(self) -> str:
@@ -126,6 +130,7 @@ class Quote:
             "similarity": round(self.similarity, 4),
             "joined": self.joined,
             "url": self.url,
+            "section": self.section,
             "link": self.link,
         }
 
@@ -162,13 +167,9 @@ class ExtractiveAnswer:
     def passages(self) -> list[tuple[str, str, str]]:
         """(post_id, title, passage) per post in reading order, the passage in plain text: the author's
         sentences joined as in `text`, a line break for a list line and a blank line between paragraphs."""
-        out = []
-        for post_id, title, quotes in self.groups():
-            body = quotes[0].text
-            for quote in quotes[1:]:
-                body += PLAIN_JOINS.get(quote.joined, " ") + quote.text
-            out.append((post_id, title, body))
-        return out
+        return [
+            (post_id, title, passage_text(quotes, PLAIN_JOINS)) for post_id, title, quotes in self.groups()
+        ]
 
     @property
     def plain_text(self) -> str:
@@ -182,13 +183,12 @@ class ExtractiveAnswer:
         literally (`markdown_literal`): a title is the post's data, not markup.
 
         A passage keeps the author's layout: sentences of one line joined by a space, list lines by a
-        line break, paragraphs by a blank line. No other word is added.
+        line break, paragraphs by a blank line, and the heading of a section it goes on into, in bold.
+        No other word is added.
         """
         blocks = []
         for _, title, quotes in self.groups():
-            body = quotes[0].text
-            for quote in quotes[1:]:
-                body += QUOTE_JOINS.get(quote.joined, " ") + quote.text
+            body = passage_text(quotes, QUOTE_JOINS, lambda heading: f"**{markdown_literal(heading)}**")
             blocks.append(f"From *{markdown_literal(title)}*:\n{body}")
         return "\n\n".join(blocks)
 
@@ -201,6 +201,20 @@ class ExtractiveAnswer:
             "best_similarity": round(self.best_similarity, 4),
             "candidates": self.candidates,
         }
+
+
+def passage_text(quotes: Sequence[Quote], joins: dict[str, str], heading: Callable[[str], str] = str) -> str:
+    """One post's quotes as the post lays them out, with `joins` ("space", "line", "paragraph" → the
+    text between) and, a paragraph apart, the heading of each section the passage goes on into
+    (`heading` formats it: bold in Markdown)."""
+    body = quotes[0].text if quotes else ""
+    for quote in quotes[1:]:
+        if quote.section:
+            body += joins["paragraph"] + heading(quote.section) + joins["paragraph"]
+        else:
+            body += joins.get(quote.joined, " ")
+        body += quote.text
+    return body
 
 
 def markdown_literal(text: str) -> str:
@@ -305,8 +319,12 @@ def extract_answer(
         k = position_of.get(i)
         before = picked[n - 1] if n and units[picked[n - 1]].hit == unit.hit else None
         joined = _join(hit.text, units[before], unit) if before is not None else ""
-        if n and before is None and hits[units[picked[n - 1]].hit].post_id == hit.post_id:
+        section = ""
+        previous = hits[units[picked[n - 1]].hit] if n else None
+        if previous is not None and before is None and previous.post_id == hit.post_id:
             joined = "paragraph"  # the passage goes on into the post's next chunk
+            if hit.section and hit.section != previous.section:
+                section = hit.section  # … and into its next section, whose heading the reader sees
         quotes.append(
             Quote(
                 unit.text,
@@ -319,6 +337,7 @@ def extract_answer(
                 float(similarity[k]) if k is not None else 0.0,
                 joined,
                 hit.url,
+                section,
             )
         )
     return ExtractiveAnswer(

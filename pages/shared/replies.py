@@ -95,7 +95,11 @@ def quotes_markdown(quotes: list[dict]) -> str:
     for post_id, title, group in blocks:
         body = md_escape(group[0]["text"])
         for q in group[1:]:
-            body += QUOTE_JOINS.get(q.get("joined") or "space", " ") + md_escape(q["text"])
+            if q.get("section"):  # the passage goes on into the post's next section: its heading
+                body += f"{QUOTE_JOINS['paragraph']}**{md_escape(q['section'])}**{QUOTE_JOINS['paragraph']}"
+            else:
+                body += QUOTE_JOINS.get(q.get("joined") or "space", " ")
+            body += md_escape(q["text"])
         link = post_link(post_id, title, group[0].get("url") or "", [q["text"] for q in group])
         parts.append(f"From *{link}*:\n\n{body}")
     return "\n\n".join(parts)

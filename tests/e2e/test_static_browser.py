@@ -130,6 +130,10 @@ def test_a_demo_question_gets_the_authors_sentences_verbatim_with_fragment_links
     address, _, fragment = href.partition("#:~:text=")
     assert address == f"{BLOG}why-this-blog-exists"
     assert unquote(fragment) == first
+    # The passage goes on into the post's next section under its heading, as on the server.
+    headings = [q["section"] for g in reply["groups"] for q in g["quotes"] if q.get("section")]
+    assert headings == ["Reason one: Ezra's logbook"], reply["groups"]
+    assert page.inner_text("#inkwell-answer .inkwell-section") == headings[0]
 
 
 def test_an_off_topic_question_gets_the_honest_decline(page):

@@ -1,7 +1,8 @@
 """Every extractive answer of the demo and held-out sets reads as the author wrote it: only the author's
-sentences and the "From *title*:" frame (never a "…" join), no footnote marker, and no line of a list
-without the sentence that leads into it, nor a lead-in without what it announces. Set-level: the checks run over every answer, whatever the
-scorer picks, so a better scorer needs no edit here and a rule that breaks the form fails."""
+sentences, the "From *title*:" frame and the headings of sections a passage goes on into (never a "…"
+join), no footnote marker, no line of a list without the sentence that leads into it, nor a lead-in
+without what it announces. Set-level: the checks run over every answer, whatever the scorer picks, so a
+better scorer needs no edit here and a rule that breaks the form fails."""
 
 from __future__ import annotations
 
@@ -56,6 +57,9 @@ def form_problems(question: str, answer: ExtractiveAnswer, hits: list[Hit]) -> l
         rest = rest.replace(quote.text, "", 1)
     for _, title, _ in answer.groups():
         rest = rest.replace(f"From *{markdown_literal(title)}*:", "", 1)
+    for quote in answer.sentences:  # the heading of a section the passage goes on into: the author's
+        if quote.section:
+            rest = rest.replace(f"**{markdown_literal(quote.section)}**", "", 1)
     if set(rest) - set(" \n"):
         problems.append(f"words besides the quotes and the frame: {rest.strip()!r}")
     for quote in answer.sentences:

@@ -13,7 +13,8 @@ from urllib.parse import quote
 import pytest
 
 from core.answer.reply import UNREACHABLE_NOTE
-from pages.shared.replies import excerpts_label
+from pages.shared.replies import excerpts_label, quotes_markdown
+from pages.shared.text import md_escape
 from tests.conftest import BEES, open_app, shown, texts
 from tests.e2e_support import free_port
 from tests.servers import ScriptedOpenAIServer
@@ -45,6 +46,22 @@ def test_builtin_setup_quotes_the_authors_sentences():
     assert len(quoted_label) == 1 and re.fullmatch(
         r"1 excerpt was quoted|\d+ excerpts were quoted", quoted_label[0]
     )
+
+
+def test_a_passage_going_on_into_the_posts_next_section_shows_its_heading_in_the_chat():
+    """As the answer's own text (core/answer/extractive.py `passage_text`): the heading, in bold and
+    escaped (the author's words, not markup), a paragraph apart from the sentences around it."""
+    quotes = [
+        {"text": "This first post is my answer.", "post_id": "p", "title": "Why", "url": "", "joined": ""},
+        {"text": "Ezra keeps notebooks.", "post_id": "p", "title": "Why", "url": "", "joined": "paragraph",
+         "section": "Reason *one*"},
+        {"text": "So do I.", "post_id": "p", "title": "Why", "url": "", "joined": "space", "section": ""},
+    ]  # fmt: skip
+    body = quotes_markdown(quotes).split(":\n\n", 1)[1]
+    e = md_escape
+    said = f"{e('This first post is my answer.')}\n\n**{e('Reason *one*')}**\n\n{e('Ezra keeps notebooks. So do I.')}"
+    assert body == said, body
+    assert "**Reason \\*one\\***" in body  # the heading's own asterisks are text
 
 
 def test_copy_the_answer_gives_plain_text_without_markdown():

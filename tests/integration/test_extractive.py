@@ -74,6 +74,12 @@ def test_the_text_adds_only_the_frame(asked):
         rest = rest.replace(quote.text, "", 1)
     for _, title, _ in answer.groups():
         rest = rest.replace(f"From *{title}*:", "", 1)
+    for quote in answer.sentences:  # a section the passage goes on into: its heading, the author's words
+        rest = (
+            rest.replace(f"**{extractive.markdown_literal(quote.section)}**", "", 1)
+            if quote.section
+            else rest
+        )
     assert set(rest) <= set(" \n")  # never a "…": a passage is the author's text as written
 
 
@@ -239,6 +245,47 @@ def test_a_signpost_lends_its_closeness_to_the_sentence_it_announces(embedder):
     assert is_signpost("His teaching method, as far as I can reconstruct it, has three steps:")
     assert is_signpost("Here is what I use now.") and is_signpost("Here’s the whole system:")
     assert not is_signpost("Height:") and not is_signpost("There is what I use now.")
+
+
+def test_a_passage_going_on_into_the_next_section_shows_its_heading(embedder):
+    # The passage ran from the end of one section into the next, and the reader saw the two sections'
+    # sentences run together with nothing to say the subject had turned.
+    intro = (
+        "People have asked me why I would start a blog at the same moment I am trying to get away from "
+        "screens. It is a fair question, and this first post is my answer."
+    )
+    reason = "A mile down the road lives Ezra, who built kitchens for forty years and agreed to teach me."
+    more = "He keeps a notebook for every job he ever did, and this blog is my version of those notebooks."
+    hits = [
+        Hit("blog", "Why This Blog Exists", "writings", "blog#0000", "", intro, [], 1.0, 1),
+        Hit(
+            "blog",
+            "Why This Blog Exists",
+            "writings",
+            "blog#0001",
+            "Reason one: a logbook",
+            reason,
+            [],
+            0.9,
+            2,
+        ),
+        Hit(
+            "blog", "Why This Blog Exists", "writings", "blog#0002", "Reason one: a logbook", more, [], 0.8, 3
+        ),
+    ]
+    answer = extract_answer("Why would you start a blog while getting away from screens?", hits, embedder)
+    texts = [q.text for q in answer.sentences]
+    assert texts[0].startswith("People have asked") and reason in texts, answer.text
+    sections = [q.section for q in answer.sentences]
+    assert sections[texts.index(reason)] == "Reason one: a logbook", sections
+    assert sections.count("Reason one: a logbook") == 1  # the section's second chunk goes on under it
+    assert "my answer.\n\n**Reason one: a logbook**\n\nA mile down the road" in answer.text, answer.text
+    [(_, _, plain)] = answer.passages()
+    assert "my answer.\n\nReason one: a logbook\n\nA mile down the road" in plain, plain
+    # The quotes themselves stay verbatim slices of their chunks.
+    for q in answer.sentences:
+        chunk = next(h for h in hits if h.chunk_id == q.chunk_id)
+        assert chunk.text[q.start : q.start + len(q.text)] == q.text
 
 
 def test_a_passage_never_ends_on_a_lead_in_cut_off_from_its_list(embedder):

@@ -488,7 +488,12 @@ export class Engine {
       const prev = n ? picked[n - 1] : null;
       const before = prev !== null && units[prev].hit === unit.hit ? prev : null;
       let joined = before !== null ? this.join(chunk.text, units[before], unit) : "";
-      if (n && before === null && this.chunks[hits[units[prev].hit].chunk].post === chunk.post) joined = "paragraph";
+      let section = "";
+      const previous = n ? this.chunks[hits[units[prev].hit].chunk] : null;
+      if (previous && before === null && previous.post === chunk.post) {
+        joined = "paragraph"; // the passage goes on into the post's next chunk
+        if (chunk.section && chunk.section !== previous.section) section = chunk.section; // … and its next section
+      }
       return {
         text: unit.text,
         post: chunk.post,
@@ -500,6 +505,7 @@ export class Engine {
         score: k !== undefined ? scores[k] : 0,
         similarity: k !== undefined ? similarity[k] : 0,
         joined,
+        section,
       };
     });
     return { sentences: readingOrder(quotes), bestSimilarity: Math.max(...similarity) };

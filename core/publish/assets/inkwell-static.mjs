@@ -143,7 +143,9 @@ function render(reply, out) {
       from.append(link(group.title, group.url, group.quotes[0].text), document.createTextNode(":"));
       const quote = element("blockquote", undefined, "inkwell-quote");
       group.quotes.forEach((q, i) => {
-        if (i) quote.append(document.createTextNode(JOINS[q.joined] || " "));
+        // A passage going on into the post's next section shows its heading, as the server's answer does.
+        if (i && q.section) quote.append(element("strong", q.section, "inkwell-section"));
+        else if (i) quote.append(document.createTextNode(JOINS[q.joined] || " "));
         quote.append(element("span", q.text, "inkwell-sentence"));
       });
       block.append(from, quote);
@@ -231,8 +233,11 @@ function mount() {
   });
 }
 
+/** A post's passage as plain text (extractive.py `passage_text`): joins as written, a section it goes
+ * on into under its heading. */
 function passage(group) {
-  return group.quotes.map((q, i) => (i ? JOINS[q.joined] || " " : "") + q.text).join("");
+  const between = (q) => (q.section ? `${JOINS.paragraph}${q.section}${JOINS.paragraph}` : JOINS[q.joined] || " ");
+  return group.quotes.map((q, i) => (i ? between(q) : "") + q.text).join("");
 }
 
 /** The reply in the shape the server's widget draws (the HTTP API's `done` event, core/serve/api.py
