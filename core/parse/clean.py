@@ -181,6 +181,12 @@ def markdown_to_blocks(text: str) -> list[Block]:
     return _finish(blocks, tags)
 
 
+def markdown_to_html(text: str) -> str:
+    """Markdown rendered as HTML by the same parser as Markdown posts (CommonMark, tables, footnotes,
+    raw HTML kept), for formats that embed Markdown in HTML (Ghost's Markdown cards)."""
+    return _MD.render(normalise_newlines(text))
+
+
 def markdown_title(text: str) -> str:
     """Text of the first level-1 heading (`# Title` or a `===` underline), or ""."""
     text, tags = _protect(normalise_newlines(text))

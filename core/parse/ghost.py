@@ -1,6 +1,7 @@
 """Ghost exports (Settings → Labs → Export, a `.json`): `db[0].data.posts`, with tags joined through
 `posts_tags`. A post's text is its `html`, else its Lexical or Mobiledoc document (read as headings and
-paragraphs), else its `plaintext`. Its address is the site URL (the export's `url` setting, else the
+paragraphs, and the cards that hold prose: Markdown, HTML, callout and toggle cards, media captions),
+else its `plaintext`. Its address is the site URL (the export's `url` setting, else the
 import's site URL, INKWELL_SITE_URL) and its slug. A post whose `visibility` is not "public" (members,
 paid, tiers) is for members only: read with `include_members`. When the export was made is its
 `meta.exported_on`."""
@@ -13,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.models import Post
+from core.parse.clean import markdown_to_html
 from core.parse.exported import (
     GHOST,
     MEMBERS_ONLY,
@@ -30,6 +32,9 @@ _HEADINGS = frozenset(f"h{n}" for n in range(1, 7))
 _LEXICAL_BLOCKS = frozenset(
     ["paragraph", "heading", "extended-heading", "quote", "extended-quote", "aside", "listitem"]
 )
+# Cards whose fields are the author's prose, as Ghost renders them into a post's `html`. A post written
+# in Ghost's first editor is one Markdown card ("card-markdown"), so without these its text is lost.
+_PROSE_CARDS = frozenset(["markdown", "card-markdown", "html", "callout", "toggle", "image", "gallery"])
 
 
 def is_ghost_export(data: Any) -> bool:
@@ -150,6 +155,9 @@ def _lexical_html(document: Any) -> str:
 
     def visit(node: dict[str, Any]) -> None:
         kind = node.get("type")
+        if kind in _PROSE_CARDS:  # a Lexical card keeps its fields on the node itself
+            out.append(_card_html(str(kind), node))
+            return
         if kind in _LEXICAL_BLOCKS:
             heading = kind in ("heading", "extended-heading") and node.get("tag") in _HEADINGS
             tag = node["tag"] if heading else "p"
@@ -165,28 +173,67 @@ def _lexical_html(document: Any) -> str:
     return "".join(out)
 
 
+def _card_html(name: str, payload: dict[str, Any]) -> str:
+    """The prose of a card (a name of _PROSE_CARDS) as HTML, as Ghost renders it: Markdown rendered, an
+    HTML card's HTML, a callout's text, a toggle's heading and content, a media caption; "" for none."""
+
+    def field(key: str) -> str:
+        return as_text(payload.get(key))
+
+    if name in ("markdown", "card-markdown"):
+        return markdown_to_html(field("markdown"))
+    if name == "html":
+        return field("html")
+    if name == "callout":
+        return f"<div>{field('calloutText')}</div>"
+    if name == "toggle":
+        return f"<h4>{field('heading')}</h4><div>{field('content')}</div>"
+    return f"<figure><figcaption>{field('caption')}</figcaption></figure>" if field("caption") else ""
+
+
 def _mobiledoc_html(document: Any) -> str:
-    """Markup sections (p, h1-h6, blockquote) and list items of a Mobiledoc document as HTML; cards
-    (images, embeds, code) carry no prose and are left out."""
+    """Markup sections (p, h1-h6, blockquote), list items and prose cards (_card_html) of a Mobiledoc
+    document as HTML; other cards (embeds, code, bookmarks) are left out."""
     if not isinstance(document, dict):
         return ""
+    atoms = document.get("atoms") if isinstance(document.get("atoms"), list) else []
+    cards = document.get("cards") if isinstance(document.get("cards"), list) else []
     out = []
     for section in document.get("sections") or []:
-        if not isinstance(section, list) or len(section) < 3:
+        if not isinstance(section, list) or len(section) < 2:
             continue
         kind, tag = section[0], str(section[1]).lower()
-        if kind == 1:  # markup section: [1, tag, markers]
+        if kind == 10:  # card section: [10, index into cards], a card being [name, payload]
+            out.append(_mobiledoc_card(cards, section[1]))
+        elif kind == 1 and len(section) >= 3:  # markup section: [1, tag, markers]
             tag = tag if tag in _HEADINGS else "p"
-            out.append(f"<{tag}>{html.escape(_markers_text(section[2]))}</{tag}>")
-        elif kind == 3:  # list section: [3, tag, [markers, …]]
-            out.extend(f"<p>{html.escape(_markers_text(item))}</p>" for item in section[2] or [])
+            out.append(f"<{tag}>{html.escape(_markers_text(section[2], atoms))}</{tag}>")
+        elif kind == 3 and len(section) >= 3:  # list section: [3, tag, [markers, …]]
+            out.extend(f"<p>{html.escape(_markers_text(item, atoms))}</p>" for item in section[2] or [])
     return "".join(out)
 
 
-def _markers_text(markers: Any) -> str:
-    # A text marker is [0, opened markups, closed count, "text"]; atoms ([1, …]) are mentions, cards.
-    parts = [m[3] for m in markers or [] if isinstance(m, list) and len(m) >= 4 and m[0] == 0]
-    return "".join(p for p in parts if isinstance(p, str))
+def _mobiledoc_card(cards: list[Any], index: Any) -> str:
+    """The prose of the card at `index` of a Mobiledoc's cards ([name, payload] each), "" for none."""
+    card = cards[index] if isinstance(index, int) and 0 <= index < len(cards) else None
+    if isinstance(card, list) and len(card) >= 2 and card[0] in _PROSE_CARDS and isinstance(card[1], dict):
+        return _card_html(card[0], card[1])
+    return ""
+
+
+def _markers_text(markers: Any, atoms: list[Any]) -> str:
+    # A text marker is [0, opened markups, closed count, "text"]; an atom marker [1, …, index into
+    # atoms] is a mention or a soft return (shift-enter), which must still part the words around it.
+    parts = []
+    for marker in markers or []:
+        if not isinstance(marker, list) or len(marker) < 4:
+            continue
+        if marker[0] == 0 and isinstance(marker[3], str):
+            parts.append(marker[3])
+        elif marker[0] == 1 and isinstance(marker[3], int) and 0 <= marker[3] < len(atoms):
+            atom = atoms[marker[3]]
+            parts.append("\n" if isinstance(atom, list) and atom and atom[0] == "soft-return" else "")
+    return "".join(parts)
 
 
 def _setting(tables: dict[str, Any], key: str) -> str:

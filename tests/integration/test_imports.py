@@ -281,6 +281,96 @@ def test_ghost_site_url_setting_beats_the_configured_one(site) -> None:
     assert result.posts[0].url == "https://ghost.example/sharpening-a-plane-iron/"
 
 
+def _lexical_text(words: str) -> dict:
+    return {"type": "extended-text", "text": words, "version": 1}
+
+
+def _ghost_without_html() -> bytes:
+    """A Ghost export whose posts have no `html`, as Ghost stores them: one post from Ghost 1's Markdown
+    editor (its whole text one Markdown card), one Mobiledoc post with a Markdown card, a soft return
+    and a captioned image, and one Lexical post with callout, Markdown, HTML and toggle cards."""
+    ghost1 = {"version": "0.3.1", "atoms": [], "markups": [], "sections": [[10, 0]]}
+    ghost1["cards"] = [
+        ["card-markdown", {"cardName": "card-markdown", "markdown": "Dry fit every glue-up first."}]
+    ]
+    ghost3 = {
+        "version": "0.3.1",
+        "atoms": [["soft-return", "", {}]],
+        "markups": [],
+        "cards": [
+            [
+                "markdown",
+                {"markdown": "I paid **two pounds** for it.\n\n## Restoring it\n\nThe sole took an hour."},
+            ],
+            ["image", {"src": "__GHOST_URL__/plane.jpg", "caption": "The plane, restored"}],
+            ["code", {"code": "print('no prose')"}],
+        ],
+        "sections": [
+            [10, 0],
+            [10, 1],
+            [10, 2],
+            [1, "p", [[0, [], 0, "It works today,"], [1, [], 0, 0], [0, [], 0, "forty years on."]]],
+        ],
+    }
+    ghost5 = {
+        "root": {
+            "type": "root",
+            "children": [
+                {"type": "paragraph", "children": [_lexical_text("Sharpening comes first.")]},
+                {"type": "callout", "calloutText": "<p><span>Never hone above 35 degrees.</span></p>"},
+                {"type": "markdown", "markdown": "A *micro-bevel* saves time."},
+                {"type": "html", "html": "<p>Flatten the stones with a diamond plate.</p>"},
+                {
+                    "type": "toggle",
+                    "heading": "<span>How often?</span>",
+                    "content": "<p>Every third session.</p>",
+                },
+            ],
+        }
+    }
+    rows = [
+        ("glue-ups", {"mobiledoc": json.dumps(ghost1)}),
+        ("first-plane", {"mobiledoc": json.dumps(ghost3)}),
+        ("sharpening", {"lexical": json.dumps(ghost5), "mobiledoc": None}),
+    ]
+    posts = [
+        {
+            "id": str(n),
+            "title": slug.title(),
+            "slug": slug,
+            "html": None,
+            "plaintext": None,
+            "status": "published",
+            "published_at": f"2020-0{n}-01T08:00:00.000Z",
+            **body,
+        }
+        for n, (slug, body) in enumerate(rows, 1)
+    ]
+    return json.dumps({"db": [{"meta": {"exported_on": 1717236932000}, "data": {"posts": posts}}]}).encode()
+
+
+def test_ghost_posts_without_html_keep_their_markdown_html_and_callout_cards(server, site, tmp_path) -> None:
+    path = tmp_path / "blog.ghost.json"
+    path.write_bytes(_ghost_without_html())
+    db = tmp_path / "db"
+    run = run_cli(
+        ["ingest", str(path), "--json"], {**environ(server, db, chunk_tokens="300"), "INKWELL_SITE_URL": SITE}
+    )
+    assert run.code == 0 and not run.report["errors"], run.stderr[-3000:]
+    assert "has no text" not in run.stderr  # no post left out for want of text
+    chunks = Store(db).list_chunks()
+    text = {pid: "\n\n".join(c["text"] for c in chunks if c["post_id"] == pid) for pid in stored(db)}
+    assert text == {
+        "glue-ups": "Dry fit every glue-up first.",
+        "first-plane": "I paid two pounds for it.\n\nThe sole took an hour.\n\nThe plane, restored\n\n"
+        "It works today, forty years on.",
+        "sharpening": "Sharpening comes first.\n\nNever hone above 35 degrees.\n\nA micro-bevel saves time.\n\n"
+        "Flatten the stones with a diamond plate.\n\nEvery third session.",
+    }
+    assert {c["section"] for c in chunks if c["post_id"] == "first-plane"} == {"", "Restoring it"}
+    assert stored_urls(db)["glue-ups"] == f"{SITE}/glue-ups/"
+
+
 def test_pdf_drops_running_headers_and_page_numbers_and_reads_the_pages_in_order() -> None:
     post = parse_bytes("essay.pdf", essay_pdf()).posts[0]
     assert "Woodshop · Essays" not in post.text and "Page " not in post.text
