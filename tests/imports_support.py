@@ -32,6 +32,29 @@ def zip_of(members: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
+# WordPress ---------------------------------------------------------------------------------------------
+
+
+def wxr_of(items: list[dict[str, str]]) -> bytes:
+    """A WordPress export of `items` (title, link, slug, content; type "post" and status "publish"
+    unless given), each field in CDATA as WordPress writes them."""
+    rows = []
+    for number, item in enumerate(items, 1):
+        rows.append(
+            f"<item><title><![CDATA[{item['title']}]]></title><link>{item['link']}</link>"
+            f"<content:encoded><![CDATA[{item['content']}]]></content:encoded>"
+            f"<wp:post_id>{number}</wp:post_id><wp:post_date><![CDATA[2024-01-0{number} 10:00:00]]></wp:post_date>"
+            f"<wp:post_name><![CDATA[{item['slug']}]]></wp:post_name>"
+            f"<wp:status><![CDATA[{item.get('status', 'publish')}]]></wp:status>"
+            f"<wp:post_type><![CDATA[{item.get('type', 'post')}]]></wp:post_type></item>"
+        )
+    return (
+        '<?xml version="1.0" encoding="UTF-8" ?>\n<rss version="2.0" '
+        'xmlns:content="http://purl.org/rss/1.0/modules/content/" xmlns:wp="http://wordpress.org/export/1.2/">'
+        f"<channel><title>Woodshop</title><wp:wxr_version>1.2</wp:wxr_version>{''.join(rows)}</channel></rss>"
+    ).encode()
+
+
 # Posts for paying or signed-in members only -----------------------------------------------------------
 
 # post id → (title, paragraph): in each export two are public (one of them without the field, as

@@ -44,7 +44,11 @@ _SINGLE = re.compile(
 )
 _CLOSING = re.compile(rf"\[/(?:{'|'.join(_MEDIA_CODES)}|caption|wp_caption)\]")
 _BLOCK_START = re.compile(r"^\s*<(?:h[1-6]|ul|ol|blockquote|div|figure|table|pre|p|hr|dl)\b", re.IGNORECASE)
-_HAS_PARAGRAPHS = re.compile(r"<p[\s>]", re.IGNORECASE)
+# Block-editor (Gutenberg) content carries its block comments and is stored as rendered; WordPress runs
+# wpautop only on the rest (classic-editor posts), whether or not a <p> was typed somewhere in them.
+_BLOCK_EDITOR = re.compile(r"<!--\s*wp:", re.IGNORECASE)
+_PRE = re.compile(r"<pre\b.*?</pre>", re.IGNORECASE | re.DOTALL)
+_PRE_MARK = re.compile("\ue020(\\d+)\ue021")  # private-use characters: no post types them
 # <!-- generator="WordPress/6.4.2" created="2024-06-01 10:15" -->, in UTC (WordPress writes gmdate).
 _CREATED = re.compile(r'\bcreated="(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2})"')
 
@@ -164,11 +168,20 @@ def _terms(item: ET.Element) -> list[str]:
 
 def wordpress_html(content: str) -> str:
     """A post's stored content as HTML: shortcodes removed (a caption's text kept as a figure), and
-    blank-line paragraphs wrapped in `<p>` when the post has none (classic editor)."""
+    blank-line paragraphs wrapped in `<p>` unless the post is from the block editor (as wpautop does:
+    a classic post with one `<p style=…>` typed in still has its other paragraphs by blank lines)."""
     content = strip_shortcodes(content)
-    if _HAS_PARAGRAPHS.search(content):
+    if _BLOCK_EDITOR.search(content):
         return content
-    parts = re.split(r"\n\s*\n", content.replace("\r\n", "\n").strip())
+    # Blank lines inside <pre> are the code's own, not paragraph breaks (wpautop leaves them too).
+    kept: list[str] = []
+
+    def hide(match: re.Match[str]) -> str:
+        kept.append(match[0])
+        return f"\ue020{len(kept) - 1}\ue021"
+
+    hidden = _PRE.sub(hide, content.replace("\r\n", "\n").strip())
+    parts = [_PRE_MARK.sub(lambda m: kept[int(m[1])], p) for p in re.split(r"\n\s*\n", hidden)]
     return "\n".join(p if _BLOCK_START.match(p) else f"<p>{p}</p>" for p in parts if p.strip())
 
 

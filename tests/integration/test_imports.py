@@ -39,6 +39,7 @@ from tests.imports_support import (
     make_pdf,
     members_ghost,
     members_substack,
+    wxr_of,
     zip_bomb,
     zip_of,
     zipped,
@@ -234,6 +235,29 @@ def test_wordpress_shortcodes_and_media_leave_the_prose_and_captions() -> None:
         ),
     ]
     assert "[sic]" in next(p for p in result.posts if p.post_id == "cafe-tables").text
+
+
+def test_a_classic_wordpress_post_with_one_typed_paragraph_keeps_its_blank_line_paragraphs(tmp_path) -> None:
+    classic = (
+        "Oak first.\n\nAsh second.\n\n"
+        '<p style="text-align: center;">A centred line.</p>\n\n'
+        "Elm third.<!--more-->\n\nAfter the more tag.\n\n"
+        "<pre>width = 40\n\ndepth = 60</pre>\n\nLast."
+    )
+    path = tmp_path / "blog.WordPress.xml"
+    path.write_bytes(
+        wxr_of([{"title": "Woods", "link": f"{WOODSHOP}/woods/", "slug": "woods", "content": classic}])
+    )
+    result = parse_paths(path)
+    assert not result.errors, result.errors
+    assert [b.text for b in result.posts[0].blocks] == [
+        "Oak first.",
+        "Ash second.",
+        "A centred line.",
+        "Elm third.",
+        "After the more tag.",
+        "Last.",  # the code's blank line is no paragraph break: no half of it comes out as prose
+    ]
 
 
 def test_strip_shortcodes_keeps_bracketed_prose() -> None:
