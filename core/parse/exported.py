@@ -121,6 +121,9 @@ class ExportPosts:
     WordPress and Substack drafts are) never takes one the export states for another post, nor one an
     earlier derived id took: it gets "-2", "-3"…, as WordPress numbers a slug already in use. So a draft
     titled like a published post never pushes the published one out, wherever it comes in the file.
+    A slug stated twice (WordPress pages of different parents, /services/pricing/ and
+    /workshops/pricing/; a post and a page; translations) stays the first's; a later one takes its
+    address's path ("workshops-pricing"), else a number, so no post of the export is lost.
     """
 
     def __init__(self) -> None:
@@ -130,23 +133,42 @@ class ExportPosts:
         self._found.append((post, stated, where))
 
     def settled(self, ctx: Context) -> list[Post]:
-        """The posts, derived ids changed where needed, each change a warning naming the post."""
+        """The posts, derived or repeated ids changed where needed, each change a warning naming the
+        post."""
         taken = {post.post_id for post, stated, _ in self._found if stated}
+        firsts: set[str] = set()  # stated ids already given to a post
         for post, stated, where in self._found:
-            if stated:
+            if stated and post.post_id not in firsts:
+                firsts.add(post.post_id)
                 continue
             wanted = post.post_id
-            number = 1
-            while post.post_id in taken:
-                number += 1
-                post.post_id = f"{wanted}-{number}"
+            if stated:
+                post.post_id = _free_id(_path_id(post.url), wanted, taken)
+                why = f"has the slug {wanted!r} of another post in this export"
+            else:
+                post.post_id = _free_id(wanted, wanted, taken)
+                why = f"has no slug, and its title's slug {wanted!r} is another post's in this export"
             taken.add(post.post_id)
             if post.post_id != wanted:
-                ctx.warn(
-                    f"{where}has no slug, and its title's slug {wanted!r} is another post's in this "
-                    f"export: stored as {post.post_id!r}"
-                )
+                ctx.warn(f"{where}{why}: stored as {post.post_id!r}")
         return [post for post, _, _ in self._found]
+
+
+def _path_id(url: str) -> str:
+    """An id from an address's whole path ("/workshops/pricing/" → "workshops-pricing"), "" for none."""
+    path = urllib.parse.urlsplit(url).path.strip("/")
+    return slug_id(urllib.parse.unquote(path)) if path else ""
+
+
+def _free_id(preferred: str, base: str, taken: set[str]) -> str:
+    """`preferred` if no post has it, else `base`, `base`-2, `base`-3… , the first no post has."""
+    if preferred and preferred not in taken:
+        return preferred
+    number, found = 1, base
+    while found in taken:
+        number += 1
+        found = f"{base}-{number}"
+    return found
 
 
 def site_address(site: str, slug: str, pattern: str = "{site}/{slug}/") -> str:

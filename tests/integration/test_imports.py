@@ -596,6 +596,37 @@ def test_a_draft_titled_like_a_published_post_never_takes_its_id(server, tmp_pat
     assert bodies["the-steam-box-2"].startswith("Kilns dry wood")
 
 
+def test_pages_sharing_a_slug_under_different_parents_are_all_stored(server, tmp_path) -> None:
+    pages = [
+        ("Services pricing", "services/pricing", "<p>Repairs cost forty pounds an hour.</p>"),
+        ("Workshop pricing", "workshops/pricing", "<p>A day of chairmaking costs ninety pounds.</p>"),
+        ("Courses pricing", "courses/pricing", "<p>The five-day course costs four hundred pounds.</p>"),
+    ]
+    items = [
+        {"title": t, "link": f"{WOODSHOP}/{path}/", "slug": "pricing", "content": c, "type": "page"}
+        for t, path, c in pages
+    ]
+    path = tmp_path / "blog.WordPress.xml"
+    path.write_bytes(wxr_of(items))
+    db = tmp_path / "db"
+    env = environ(server, db, chunk_tokens="300")
+
+    run = run_cli(["ingest", str(path), "--include-pages", "--json"], env)
+    assert run.code == 0 and run.report["failed"] == 0 and not run.report["errors"], run.stderr[-3000:]
+    assert stored_urls(db) == {
+        "pricing": f"{WOODSHOP}/services/pricing/",  # the first keeps its slug (a pricing.md is the same post)
+        "workshops-pricing": f"{WOODSHOP}/workshops/pricing/",
+        "courses-pricing": f"{WOODSHOP}/courses/pricing/",
+    }
+    assert (
+        f"warning {path}: item 2 ('Workshop pricing'): has the slug 'pricing' of another post" in run.stderr
+    )
+    again = run_cli(["ingest", str(path), "--include-pages", "--json"], env)  # the same ids again
+    assert again.code == 0 and again.report["unchanged"] == 3 and again.report["new"] == 0, again.stderr[
+        -3000:
+    ]
+
+
 def test_a_gallery_or_video_post_of_an_export_is_left_out_with_a_warning(server, tmp_path) -> None:
     wxr = (FIXTURES / "wordpress.xml").read_text()
     start = wxr.index("<![CDATA[<!-- wp:paragraph -->\n<p>For eleven years")
