@@ -50,12 +50,19 @@ _BLOCK_EDITOR = re.compile(r"<!--\s*wp:", re.IGNORECASE)
 _PRE = re.compile(r"<pre\b.*?</pre>", re.IGNORECASE | re.DOTALL)
 _PRE_MARK = re.compile("\ue020(\\d+)\ue021")  # private-use characters: no post types them
 # <!-- generator="WordPress/6.4.2" created="2024-06-01 10:15" -->, in UTC (WordPress writes gmdate).
+# What parse_wxr mends: whitespace and a byte-order mark before the declaration, and the C0 controls
+# XML 1.0 forbids (a UTF-8 byte below 0x20 is always that character, never part of another).
+_LEADING = b" \t\r\n\xef\xbb\xbf"
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _CREATED = re.compile(r'\bcreated="(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2})"')
 
 
 def parse_wxr(ctx: Context, data: bytes) -> list[Post]:
-    """The export's posts; BadInput when it is not well-formed XML, is hostile, or is not a WXR file."""
-    root = _parse_xml(data)
+    """The export's posts; BadInput when it is not well-formed XML, is hostile, or is not a WXR file.
+    Two flaws WordPress sites commonly write into otherwise good exports are mended with a warning
+    (the whole blog would be refused for them): blank lines before the XML declaration (a theme or
+    plugin printing them) and control characters XML does not allow (pasted from Word)."""
+    root, data = _parse_mended(ctx, data)
     channel = root.find("channel")
     wp = _wp_namespace(root)
     if wp is None and is_feed_root(root):  # an RSS or Atom feed saved as a file: its entries' own text
@@ -81,6 +88,30 @@ _REFUSALS = {
 _REFUSED = "refers to external entities or files (an XXE attack?): refused"
 
 
+def _parse_mended(ctx: Context, data: bytes) -> tuple[ET.Element, bytes]:
+    """The parsed root and the bytes it was parsed from: `data`, else, when it is not well-formed, `data`
+    without leading whitespace and disallowed control characters if that parses (a warning says so).
+    A file still malformed is refused with the error of its own bytes' line and column; a hostile one
+    with its refusal."""
+    try:
+        return _parse_xml(data), data
+    except BadInput as exc:
+        mended = _CONTROL.sub(b"", data.lstrip(_LEADING))
+        if mended == data or not str(exc).startswith("is not well-formed XML"):
+            raise
+        try:
+            root = _parse_xml(mended)
+        except BadInput as again:  # still malformed: its own bytes' place; hostile: the refusal
+            raise exc if str(again).startswith("is not well-formed XML") else again from None
+    fixes = []
+    if data.lstrip(b"\xef\xbb\xbf")[:1].isspace():
+        fixes.append("blank lines before its XML declaration")
+    if controls := len(_CONTROL.findall(data)):
+        fixes.append(f"{controls} control character{'s' * (controls != 1)}")
+    ctx.warn(f"has {' and '.join(fixes)}, which XML does not allow; read without them")
+    return root, mended
+
+
 def _parse_xml(data: bytes) -> ET.Element:
     try:
         return parse_xml(data)
@@ -95,7 +126,9 @@ def wxr_exported(source: BinaryIO) -> str:
     created, depth = "", 0
     events = ("start", "end", "comment")
     try:
-        for event, el in SafeET.iterparse(source, events, forbid_dtd=False, forbid_entities=True):
+        for event, el in SafeET.iterparse(
+            _FromFirstTag(source), events, forbid_dtd=False, forbid_entities=True
+        ):
             if event == "comment":
                 if match := _CREATED.search(el.text or ""):
                     created = f"{match[1]}T{match[2]}"
@@ -111,6 +144,22 @@ def wxr_exported(source: BinaryIO) -> str:
     except (ET.ParseError, ValueError):  # defusedxml's refusals are ValueErrors
         pass
     return created
+
+
+class _FromFirstTag:
+    """A binary source read from its first byte that is not whitespace or a byte-order mark, as
+    parse_wxr mends an export with blank lines before its declaration."""
+
+    def __init__(self, source: BinaryIO) -> None:
+        self._source, self._started = source, False
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._source.read(size)
+        while not self._started and data:
+            data = data.lstrip(_LEADING)
+            self._started = bool(data)
+            data = data or self._source.read(size)
+        return data
 
 
 def _wp_namespace(root: ET.Element) -> str | None:

@@ -938,6 +938,42 @@ def test_a_feed_file_uploaded_on_the_ingest_page_goes_in(tmp_path, monkeypatch) 
     assert stored_urls(data_dir) == {pid: WOODSHOP + path for pid, (_, path, _) in FEED_POSTS.items()}
 
 
+def test_an_export_with_blank_lines_before_its_declaration_or_control_characters_goes_in(
+    server, tmp_path
+) -> None:
+    wxr = (FIXTURES / "wordpress.xml").read_bytes()
+    # A theme printing blank lines before the export; a form feed and a backspace pasted from Word.
+    blank_lines = b"\n\n  " + wxr
+    controls = wxr.replace(b"once in autumn", b"once in\x0c autumn\x08")
+    hostile = b"\n" + BILLION_LAUGHS  # still refused for what it is, not for its blank line
+    folder, db = tmp_path / "exports", tmp_path / "db"
+    folder.mkdir()
+    for name, data in [
+        ("blank.WordPress.xml", blank_lines),
+        ("controls.xml", controls),
+        ("lol.xml", hostile),
+    ]:
+        (folder / name).write_bytes(data)
+
+    run = run_cli(["ingest", str(folder / "blank.WordPress.xml"), "--json"], environ(server, db))
+    assert run.code == 0 and not run.report["errors"], run.stderr[-3000:]
+    assert stored(db) == expected_rows("wordpress.xml")
+    assert (
+        "has blank lines before its XML declaration, which XML does not allow; read without them"
+        in run.stderr
+    )
+    assert export_file(folder / "blank.WordPress.xml").exported == "2024-02-10T09:12:44"  # its own date
+
+    result = parse_paths(folder / "controls.xml")
+    assert not result.errors, result.errors
+    bench = next(p for p in result.posts if p.post_id == "oiling-the-walnut-bench")
+    assert "once in autumn" in bench.text
+    mended = "has 2 control characters, which XML does not allow; read without them"
+    assert mended in [w.message for w in result.warnings]
+    refused = parse_paths(folder / "lol.xml")
+    assert not refused.posts and "declares XML entities" in refused.errors[0].message
+
+
 def test_hostile_exports_are_refused_by_name_and_the_rest_goes_in(server, tmp_path) -> None:
     folder, db = tmp_path / "batch", tmp_path / "db"
     paths = write_exports(folder)
