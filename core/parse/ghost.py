@@ -161,7 +161,14 @@ def _lexical_html(document: Any) -> str:
         if kind in _LEXICAL_BLOCKS:
             heading = kind in ("heading", "extended-heading") and node.get("tag") in _HEADINGS
             tag = node["tag"] if heading else "p"
-            out.append(f"<{tag}>{html.escape(text_of(node))}</{tag}>")
+            # A nested list sits in a list item of its own: its items are paragraphs of their own, not
+            # one run of text ("A planeA saw").
+            children = [c for c in node.get("children") or [] if isinstance(c, dict)]
+            text = "".join(text_of(c) for c in children if c.get("type") != "list")
+            if text.strip():
+                out.append(f"<{tag}>{html.escape(text)}</{tag}>")
+            for nested in (c for c in children if c.get("type") == "list"):
+                visit(nested)
             return
         for child in node.get("children") or []:
             if isinstance(child, dict):

@@ -312,7 +312,8 @@ def _lexical_text(words: str) -> dict:
 def _ghost_without_html() -> bytes:
     """A Ghost export whose posts have no `html`, as Ghost stores them: one post from Ghost 1's Markdown
     editor (its whole text one Markdown card), one Mobiledoc post with a Markdown card, a soft return
-    and a captioned image, and one Lexical post with callout, Markdown, HTML and toggle cards."""
+    and a captioned image, and one Lexical post with callout, Markdown, HTML and toggle cards and a
+    nested list."""
     ghost1 = {"version": "0.3.1", "atoms": [], "markups": [], "sections": [[10, 0]]}
     ghost1["cards"] = [
         ["card-markdown", {"cardName": "card-markdown", "markdown": "Dry fit every glue-up first."}]
@@ -348,6 +349,24 @@ def _ghost_without_html() -> bytes:
                     "type": "toggle",
                     "heading": "<span>How often?</span>",
                     "content": "<p>Every third session.</p>",
+                },
+                {
+                    "type": "list",
+                    "children": [  # a nested list is a list item of its own holding the list
+                        {"type": "listitem", "children": [_lexical_text("Tools")]},
+                        {
+                            "type": "listitem",
+                            "children": [
+                                {
+                                    "type": "list",
+                                    "children": [
+                                        {"type": "listitem", "children": [_lexical_text("A plane")]},
+                                        {"type": "listitem", "children": [_lexical_text("A saw")]},
+                                    ],
+                                }
+                            ],
+                        },
+                    ],
                 },
             ],
         }
@@ -389,7 +408,7 @@ def test_ghost_posts_without_html_keep_their_markdown_html_and_callout_cards(ser
         "first-plane": "I paid two pounds for it.\n\nThe sole took an hour.\n\nThe plane, restored\n\n"
         "It works today, forty years on.",
         "sharpening": "Sharpening comes first.\n\nNever hone above 35 degrees.\n\nA micro-bevel saves time.\n\n"
-        "Flatten the stones with a diamond plate.\n\nEvery third session.",
+        "Flatten the stones with a diamond plate.\n\nEvery third session.\n\nTools\n\nA plane\n\nA saw",
     }
     assert {c["section"] for c in chunks if c["post_id"] == "first-plane"} == {"", "Restoring it"}
     assert stored_urls(db)["glue-ups"] == f"{SITE}/glue-ups/"
