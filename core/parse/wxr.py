@@ -43,6 +43,9 @@ _SINGLE = re.compile(
     rf"|\[(?:{'|'.join(_MEDIA_CODES)}|caption|wp_caption)\s*/?\]"
 )
 _CLOSING = re.compile(rf"\[/(?:{'|'.join(_MEDIA_CODES)}|caption|wp_caption)\]")
+# A line that is only a bare lowercase shortcode ("[toc]", "[ez-toc]", "[jetpack_subscription_form]"),
+# as the classic editor's line or a shortcode block's: a plugin's output, never a sentence.
+_BARE_LINE = re.compile(r"^[ \t]*(?:<p>[ \t]*)?\[/?[a-z][a-z0-9_-]*\][ \t]*(?:</p>)?[ \t]*$", re.MULTILINE)
 _BLOCK_START = re.compile(r"^\s*<(?:h[1-6]|ul|ol|blockquote|div|figure|table|pre|p|hr|dl)\b", re.IGNORECASE)
 # Block-editor (Gutenberg) content carries its block comments and is stored as rendered; WordPress runs
 # wpautop only on the rest (classic-editor posts), whether or not a <p> was typed somewhere in them.
@@ -236,8 +239,9 @@ def wordpress_html(content: str) -> str:
 
 def strip_shortcodes(content: str) -> str:
     """`[caption …]<img/> Text[/caption]` → `<figure>Text</figure>`; media shortcodes gone with what
-    they enclose; other enclosing shortcodes unwrapped; attribute shortcodes removed. Bracketed prose
-    ("[sic]", "[1]", "[REF: …]") has no attributes and no closing tag, so it stays."""
+    they enclose; other enclosing shortcodes unwrapped; attribute shortcodes removed, and a bare one
+    alone on its line ("[toc]"). Bracketed prose ("[sic]", "[1]", "[REF: …]") has no attributes and
+    no closing tag, and is part of a sentence, so it stays."""
 
     def paired(match: re.Match[str]) -> str:
         name, inner = match.group(1).lower(), match.group(2)
@@ -255,4 +259,4 @@ def strip_shortcodes(content: str) -> str:
         previous = None
         while previous != content:  # nested pairs of the same name resolve from the inside out
             previous, content = content, pairs.sub(paired, content)
-    return _CLOSING.sub("", _SINGLE.sub("", content))
+    return _BARE_LINE.sub("", _CLOSING.sub("", _SINGLE.sub("", content)))

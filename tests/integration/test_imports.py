@@ -260,6 +260,27 @@ def test_a_classic_wordpress_post_with_one_typed_paragraph_keeps_its_blank_line_
     ]
 
 
+def test_a_bare_shortcode_on_its_own_line_does_not_reach_the_chunks(tmp_path) -> None:
+    classic = "[toc]\n\nOak first [sic].\n\n[ez-toc]\n\nAsh second, see [1].\n[jetpack_subscription_form]"
+    blocks = (
+        "<!-- wp:shortcode -->\n[toc]\n<!-- /wp:shortcode -->\n\n"
+        "<!-- wp:paragraph -->\n<p>Elm third [sic].</p>\n<!-- /wp:paragraph -->\n\n"
+        "<!-- wp:paragraph -->\n<p>[applause]</p>\n<!-- /wp:paragraph -->"
+    )
+    items = [
+        {"title": "Classic", "link": f"{WOODSHOP}/classic/", "slug": "classic", "content": classic},
+        {"title": "Blocks", "link": f"{WOODSHOP}/blocks/", "slug": "blocks", "content": blocks},
+    ]
+    path = tmp_path / "blog.WordPress.xml"
+    path.write_bytes(wxr_of(items))
+    result = parse_paths(path)
+    assert not result.errors, result.errors
+    assert [[b.text for b in p.blocks] for p in result.posts] == [
+        ["Oak first [sic].", "Ash second, see [1]."],  # bracketed prose inside sentences stays
+        ["Elm third [sic]."],
+    ]
+
+
 def test_strip_shortcodes_keeps_bracketed_prose() -> None:
     text = (
         'Before [video src="a.mp4"][/video] after [REF: Smith 2019] and [1] and [sic]. '
