@@ -8,7 +8,10 @@ import re
 import urllib.parse
 from collections import Counter
 from datetime import UTC, datetime
+from html import escape
 from typing import ClassVar
+
+from lxml import etree, html
 
 from core.models import Post
 from core.parse.clean import html_fragment_to_blocks
@@ -31,6 +34,23 @@ PLATFORMS = {WORDPRESS: "WordPress", GHOST: "Ghost", SUBSTACK: "Substack", MEDIU
 _BARE_URL_PARAGRAPH = re.compile(r"<p>\s*(?:<a\b[^>]*>)?\s*https?://\S+?\s*(?:</a>)?\s*</p>", re.IGNORECASE)
 # Gutenberg's embed block keeps the address as the wrapper's text.
 _EMBED_WRAPPER = re.compile(r'<div class="wp-block-embed__wrapper">.*?</div>', re.IGNORECASE | re.DOTALL)
+# Other people's content that platforms render into a post's body: an embedded tweet, Instagram or
+# TikTok post (Ghost, Substack, pasted embed code), a link's preview (Ghost's bookmark card, Substack's
+# embedded post or publication: another page's title, excerpt, likes, "Read more"). Kept, answers
+# would quote a stranger's tweet as the author's own sentence. A caption beside them is the author's.
+_FOREIGN_CLASSES = (
+    "twitter-tweet",
+    "instagram-media",
+    "tiktok-embed",
+    "kg-bookmark-container",
+    "tweet",
+    "embedded-post-wrap",
+    "embedded-publication-wrap",
+)
+_FOREIGN_HINT = re.compile("|".join(_FOREIGN_CLASSES))
+_FOREIGN = etree.XPath(
+    " | ".join(f"//*[contains(concat(' ', normalize-space(@class), ' '), ' {c} ')]" for c in _FOREIGN_CLASSES)
+)
 # A date in an export's file name, its time optional: WordPress's site.WordPress.2024-06-01.xml, Ghost's
 # site.ghost.2024-06-01-10-15-32.json.
 _NAME_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?:-(\d{2})-(\d{2})-(\d{2}))?(?!\d)")
@@ -61,8 +81,27 @@ def export_time(own: str, name: str) -> str:
 
 
 def without_embeds(body: str) -> str:
-    """The HTML without embedded-media addresses (YouTube, tweets…), which would read as paragraphs."""
-    return _BARE_URL_PARAGRAPH.sub("", _EMBED_WRAPPER.sub("", body))
+    """The HTML without embedded-media addresses (YouTube, tweets…), which would read as paragraphs,
+    and without other people's embedded posts and link previews (_FOREIGN_CLASSES); a body with none
+    is returned as it is, byte for byte."""
+    return _BARE_URL_PARAGRAPH.sub("", _EMBED_WRAPPER.sub("", _without_foreign(body)))
+
+
+def _without_foreign(body: str) -> str:
+    if not _FOREIGN_HINT.search(body):
+        return body
+    try:
+        root = html.fragment_fromstring(body, create_parent="div")
+    except (etree.ParserError, ValueError):
+        return body
+    found = _FOREIGN(root)
+    if not found:
+        return body
+    for element in found:
+        if element.getparent() is not None:  # not inside one already dropped
+            element.drop_tree()
+    inner = [html.tostring(child, encoding="unicode") for child in root]
+    return escape(root.text or "", quote=False) + "".join(inner)
 
 
 def post_slug(slug: str) -> str:

@@ -667,6 +667,52 @@ def test_pages_sharing_a_slug_under_different_parents_are_all_stored(server, tmp
     ]
 
 
+TWEET = "PVA beats hide glue every time, fight me."  # someone else's words, embedded in the posts
+
+
+def test_embedded_tweets_and_link_previews_are_not_stored_as_the_authors_words(
+    server, site, tmp_path
+) -> None:
+    ghost_html = (
+        "<p>Hide glue is what I use.</p>"
+        '<figure class="kg-card kg-embed-card"><blockquote class="twitter-tweet"><p lang="en">'
+        f'{TWEET}</p>&mdash; Bob (@bob) <a href="https://twitter.com/bob/status/1">March 1, 2023</a>'
+        '</blockquote><script async src="https://platform.twitter.com/widgets.js"></script>'
+        "<figcaption>Bob disagrees with me.</figcaption></figure>"
+        '<figure class="kg-card kg-bookmark-card"><a class="kg-bookmark-container" href="https://other.example/">'
+        '<div class="kg-bookmark-content"><div class="kg-bookmark-title">Ten reasons glue fails</div>'
+        '<div class="kg-bookmark-description">Glue fails in the cold, says another site.</div>'
+        '<div class="kg-bookmark-metadata"><span class="kg-bookmark-author">Other Site</span></div></div></a></figure>'
+        "<p>It can be undone with heat.</p>"
+    )
+    post = {"id": "1", "title": "Glue", "slug": "glue", "html": ghost_html, "status": "published"}
+    ghost = {"db": [{"meta": {"exported_on": 1717236932000}, "data": {"posts": [post]}}]}
+    substack_html = (
+        "<p>My lathe arrived.</p>"
+        '<div class="tweet" data-attrs="{}"><a class="tweet-link-top" href="https://twitter.com/x/status/1">'
+        '<div class="tweet-header"><span class="tweet-author-name">Bob </span></div>'
+        f'<div class="tweet-text">{TWEET}</div></a></div>'
+        '<div class="embedded-post-wrap"><div class="embedded-post"><div class="embedded-post-title">Other post</div>'
+        '<div class="embedded-post-body">Someone else on chisels.</div>'
+        '<div class="embedded-post-cta-wrapper"><span class="embedded-post-cta">Read more</span></div>'
+        '<div class="embedded-post-meta">3 years ago · 2 likes · Other Author</div></div></div>'
+        "<p>It turns ash well.</p>"
+    )
+    csv = "post_id,post_date,is_published,type,audience,title\n77.lathe,2023-02-14T09:00:00.000Z,true,newsletter,everyone,Lathe\n"
+    paths = [tmp_path / "blog.ghost.json", tmp_path / "substack.zip"]
+    paths[0].write_text(json.dumps(ghost))
+    paths[1].write_bytes(zip_of({"posts.csv": csv.encode(), "posts/77.lathe.html": substack_html.encode()}))
+    db = tmp_path / "db"
+
+    run = run_cli(["ingest", *map(str, paths), "--json"], {**environ(server, db), "INKWELL_SITE_URL": SITE})
+    assert run.code == 0 and not run.report["errors"], run.stderr[-3000:]
+    text = {c["post_id"]: c["text"] for c in Store(db).list_chunks()}
+    assert text == {
+        "glue": "Hide glue is what I use.\n\nBob disagrees with me.\n\nIt can be undone with heat.",
+        "lathe": "My lathe arrived.\n\nIt turns ash well.",
+    }
+
+
 def test_a_gallery_or_video_post_of_an_export_is_left_out_with_a_warning(server, tmp_path) -> None:
     wxr = (FIXTURES / "wordpress.xml").read_text()
     start = wxr.index("<![CDATA[<!-- wp:paragraph -->\n<p>For eleven years")
