@@ -46,6 +46,14 @@ _FOREIGN_CLASSES = (
     "tweet",
     "embedded-post-wrap",
     "embedded-publication-wrap",
+    # Ghost's card furniture, no prose either: audio and video players ("0:00", "/3:45"), a file's
+    # name and size, button and sign-up cards ("Subscribe", "No spam"), a product's buy button.
+    "kg-audio-player",
+    "kg-video-player-container",
+    "kg-file-card-metadata",
+    "kg-button-card",
+    "kg-signup-card",
+    "kg-product-card-button",
 )
 _FOREIGN_HINT = re.compile("|".join(_FOREIGN_CLASSES))
 _FOREIGN = etree.XPath(
@@ -82,8 +90,8 @@ def export_time(own: str, name: str) -> str:
 
 def without_embeds(body: str) -> str:
     """The HTML without embedded-media addresses (YouTube, tweets…), which would read as paragraphs,
-    and without other people's embedded posts and link previews (_FOREIGN_CLASSES); a body with none
-    is returned as it is, byte for byte."""
+    and without other people's embedded posts and link previews, or Ghost's players and buttons
+    (_FOREIGN_CLASSES); a body with none is returned as it is, byte for byte."""
     return _BARE_URL_PARAGRAPH.sub("", _EMBED_WRAPPER.sub("", _without_foreign(body)))
 
 

@@ -713,6 +713,37 @@ def test_embedded_tweets_and_link_previews_are_not_stored_as_the_authors_words(
     }
 
 
+def test_ghost_players_file_sizes_and_buttons_stay_out_of_the_chunks(server, site, tmp_path) -> None:
+    cards = (  # as Ghost 5 renders its audio, video, file, button and product cards into a post's html
+        "<p>Listen to the shop.</p>"
+        '<div class="kg-card kg-audio-card"><div class="kg-audio-player-container"><audio src="a.mp3"></audio>'
+        '<div class="kg-audio-title">Workshop tour</div><div class="kg-audio-player">'
+        '<button class="kg-audio-play-icon"><svg></svg></button><span class="kg-audio-current-time">0:00</span>'
+        '<div class="kg-audio-time">/<span class="kg-audio-duration">3:45</span></div></div></div></div>'
+        '<figure class="kg-card kg-video-card"><div class="kg-video-container"><video src="v.mp4"></video>'
+        '<div class="kg-video-player-container"><div class="kg-video-player"><span class="kg-video-current-time">'
+        '0:00</span><div class="kg-video-time">/<span class="kg-video-duration">1:23</span></div></div></div>'
+        "</div><figcaption>Planing a board.</figcaption></figure>"
+        '<div class="kg-card kg-file-card"><a class="kg-file-card-container" href="f.pdf"><div class="kg-file-card-contents">'
+        '<div class="kg-file-card-title">Cutting list</div><div class="kg-file-card-metadata">'
+        '<div class="kg-file-card-filename">list.pdf</div><div class="kg-file-card-filesize">24 KB</div></div></div></a></div>'
+        '<div class="kg-card kg-button-card kg-align-center"><a href="https://x/" class="kg-btn">Subscribe</a></div>'
+        '<div class="kg-card kg-product-card"><div class="kg-product-card-container"><h4 class="kg-product-card-title">'
+        'My plane</h4><div class="kg-product-card-description"><p>It takes a fine shaving.</p></div>'
+        '<a href="x" class="kg-product-card-button"><span>Buy</span></a></div></div>'
+    )
+    post = {"id": "1", "title": "Media", "slug": "media", "html": cards, "status": "published"}
+    path = tmp_path / "blog.ghost.json"
+    path.write_text(json.dumps({"db": [{"meta": {}, "data": {"posts": [post]}}]}))
+    db = tmp_path / "db"
+
+    run = run_cli(["ingest", str(path), "--json"], {**environ(server, db), "INKWELL_SITE_URL": SITE})
+    assert run.code == 0 and not run.report["errors"], run.stderr[-3000:]
+    assert "\n\n".join(c["text"] for c in Store(db).list_chunks()) == (
+        "Listen to the shop.\n\nWorkshop tour\n\nPlaning a board.\n\nCutting list\n\nIt takes a fine shaving."
+    )
+
+
 def test_a_gallery_or_video_post_of_an_export_is_left_out_with_a_warning(server, tmp_path) -> None:
     wxr = (FIXTURES / "wordpress.xml").read_text()
     start = wxr.index("<![CDATA[<!-- wp:paragraph -->\n<p>For eleven years")
