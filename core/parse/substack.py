@@ -26,9 +26,11 @@ from core.parse.exported import (
 from core.parse.fields import BadInput, Context
 from core.parse.safezip import SafeZip
 
-# Substack's own furniture inside a post's body: subscribe and share buttons, sign-up forms.
+# Substack's own furniture inside a post's body: subscribe and share buttons, sign-up forms, and a
+# button's call to action ("Thanks for reading …! This post is public so feel free to share it.").
 _WIDGETS = (
     "//*[contains(concat(' ', @class, ' '), ' button-wrapper ')"
+    " or contains(concat(' ', @class, ' '), ' captioned-button-wrap ')"
     " or contains(@class, 'subscription-widget') or contains(@class, 'subscribe-widget')]"
 )
 

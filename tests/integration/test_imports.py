@@ -713,6 +713,29 @@ def test_embedded_tweets_and_link_previews_are_not_stored_as_the_authors_words(
     }
 
 
+def test_substacks_share_and_subscribe_calls_to_action_stay_out_of_the_posts(site, tmp_path) -> None:
+    body = (  # as Substack writes a post with a "share" button and a subscribe widget
+        "<p>The steam box is a drainpipe.</p>"
+        '<div class="captioned-button-wrap" data-attrs="{}" data-component-name="CaptionedButtonToDOM">'
+        '<div class="preamble"><p class="cta-caption">Thanks for reading Hollow Wood! This post is public so '
+        'feel free to share it.</p></div><p class="button-wrapper" data-attrs="{}"><a class="button primary" '
+        'href="https://hollow.example/p/steam?action=share"><span>Share</span></a></p></div>'
+        '<div class="subscription-widget-wrap-editor" data-attrs="{}"><div class="subscription-widget show-subscribe">'
+        '<div class="preamble"><p class="cta-caption">Hollow Wood is a reader-supported publication.</p></div>'
+        '<form class="subscription-widget-subscribe"><input type="email" name="email"></form></div></div>'
+        "<p>An hour per inch of thickness.</p>"
+    )
+    csv = "post_id,post_date,is_published,type,audience,title\n5.steam,2023-02-14T09:00:00.000Z,true,newsletter,everyone,Steam\n"
+    path = tmp_path / "substack.zip"
+    path.write_bytes(zip_of({"posts.csv": csv.encode(), "posts/5.steam.html": body.encode()}))
+    result = parse_paths(path)
+    assert not result.errors, result.errors
+    assert [b.text for b in result.posts[0].blocks] == [
+        "The steam box is a drainpipe.",
+        "An hour per inch of thickness.",
+    ]
+
+
 def test_ghost_players_file_sizes_and_buttons_stay_out_of_the_chunks(server, site, tmp_path) -> None:
     cards = (  # as Ghost 5 renders its audio, video, file, button and product cards into a post's html
         "<p>Listen to the shop.</p>"
