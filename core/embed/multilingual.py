@@ -35,6 +35,8 @@ DIM = 384
 
 # A new table gets the multilingual model unless at least this share of its text is English.
 ENGLISH_SHARE = 0.8
+# A post of fewer words whose language cannot be told is too short to tell, not in another language.
+SHORT_POST_WORDS = 40
 
 
 def is_multilingual(model: str) -> bool:
@@ -129,14 +131,23 @@ def lazy_multilingual() -> LazyMultilingualEmbedder:
 
 def language_shares(posts: Sequence[Post]) -> dict[str, float]:
     """Each detected language's share of the posts' characters, largest first ("und": undetermined,
-    e.g. a language core/text/language.py does not know, such as Turkish)."""
-    from core.text import detect_language
+    e.g. a language core/text/language.py does not know). A post too short to tell (under
+    SHORT_POST_WORDS words) counts in the main language of the posts that tell theirs: "Chisels: sharp
+    ones cut clean." among English posts is English, and does not make a small English blog multilingual."""
+    from core.text import UNDETERMINED, detect_language
 
     chars: Counter[str] = Counter()
+    short = 0  # characters of posts too short to tell
     for post in posts:
-        chars[detect_language(f"{post.title}\n{post.text}")] += max(1, len(post.text))
+        lang, size = detect_language(f"{post.title}\n{post.text}"), max(1, len(post.text))
+        if lang == UNDETERMINED and len(post.text.split()) < SHORT_POST_WORDS:
+            short += size
+        else:
+            chars[lang] += size
+    told = [lang for lang, _ in chars.most_common() if lang != UNDETERMINED]
+    chars[told[0] if told else UNDETERMINED] += short
     total = sum(chars.values())
-    return {lang: n / total for lang, n in chars.most_common()} if total else {}
+    return {lang: n / total for lang, n in chars.most_common() if n} if total else {}
 
 
 def multilingual_note(posts: Sequence[Post]) -> str | None:

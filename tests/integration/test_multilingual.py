@@ -211,6 +211,24 @@ def test_language_shares_decide_the_default():
     assert note is not None and "German" in note and "English" in note
 
 
+def test_a_post_too_short_to_tell_counts_in_the_blogs_language():
+    # Three short English posts, one too short to tell: the new table got the multilingual model
+    # ("English 67%, undetermined 33%").
+    posts = [
+        parse_text("Bread rises slowly in a cold kitchen, and I have stopped hurrying it.", "Bread"),
+        parse_text("My dog sleeps by the stove all winter long, and so would I.", "Winter"),
+        parse_text("Chisels: sharp ones cut clean.", "Chisels"),
+    ]
+    assert language_shares(posts) == {"en": 1.0}
+    assert multilingual_note(posts) is None
+    # Among German posts it is German; alone, still undetermined (and a long unknown text stays so).
+    german = parse_text(GERMAN[1][1], GERMAN[1][0])
+    assert set(language_shares([german, posts[2]])) == {"de"}
+    assert set(language_shares([posts[2]])) == {"und"}
+    unknown = parse_text(" ".join(["Xyzzy plugh frotz gnusto rezrov."] * 12), "Spells")
+    assert "und" in language_shares([posts[0], unknown])
+
+
 def test_cli_ingest_and_reembed_choose_the_model_per_table(tmp_path):
     posts = german_corpus(tmp_path / "posts")
     db = tmp_path / "db"
