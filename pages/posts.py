@@ -17,7 +17,7 @@ import streamlit as st
 from core.config import ConfigError
 from core.ingest import prepare_chunks, rebuild_posts
 from core.llm import describe_llm
-from core.parse import FORMATS, ImportOptions, parse_text
+from core.parse import FORMATS, ImportOptions, parse_text, post_types
 from core.prepare import LLMPrepOptions, prepare_posts, preview_rewrites
 from core.search import RulesError, load_rules, read_rules_text, route, rules_path, rules_template, save_rules
 from core.text import check_reader_languages
@@ -290,6 +290,14 @@ with upload_tab:
             key="upload_members",
             help="Ghost and Substack exports: also posts for paying or signed-in members only. Answers "
             "quote stored posts to any reader.",
+        ),
+        include_types=post_types(
+            st.text_input(
+                "Other post types (WordPress)",
+                key="upload_types",
+                placeholder="podcast, portfolio",
+                help="A plugin's post types to read as posts; the import's warning names those it left out.",
+            )
         ),
     )
     if files:

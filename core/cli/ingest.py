@@ -50,6 +50,14 @@ from core.text import check_reader_languages, plural, unknown_languages_problem
     "quote stored posts to any reader.",
 )
 @click.option(
+    "--include-type",
+    "include_types",
+    multiple=True,
+    metavar="NAME",
+    help="WordPress exports: also read this post type as posts (a plugin's 'podcast', 'portfolio'; "
+    "repeatable). The import's warning names the types it left out.",
+)
+@click.option(
     "--replace",
     is_flag=True,
     help="Let a post replace a stored one of the same id read from another file (refused otherwise, "
@@ -90,6 +98,7 @@ def ingest(
     include_drafts: bool,
     include_pages: bool,
     include_members: bool,
+    include_types: tuple[str, ...],
     replace: bool,
     remember: bool,
     strategy: str | None,
@@ -115,7 +124,7 @@ def ingest(
     from core.cli.ingest import dry_run_lines, outcome_lines
     from core.cli.sources import check_schemes, ingest_remembered, ingest_web, is_web_address, outcomes_json
     from core.ingest import ingest_posts
-    from core.parse import ImportOptions, parse_paths, parse_text
+    from core.parse import ImportOptions, parse_paths, parse_text, post_types
     from core.prepare import LLMPrepOptions
 
     llm = LLMPrepOptions(rewrite, llm_chunks, llm_keywords, llm_concurrency)
@@ -135,7 +144,10 @@ def ingest(
     check_reader_languages(settings.reader_language_codes)  # INKWELL_READER_LANGUAGES: before any fetch
     urls = [p for p in paths if is_web_address(p)]
     options = ImportOptions(
-        include_drafts=include_drafts, include_pages=include_pages, include_members=include_members
+        include_drafts=include_drafts,
+        include_pages=include_pages,
+        include_members=include_members,
+        include_types=post_types(include_types),
     )
     if remember:
         if "-" in paths or llm.enabled or dry_run:

@@ -6,7 +6,7 @@ process under a time limit (isolate, worker), problems reported per file, never 
 from __future__ import annotations
 
 from core.parse.fields import FORMATS, slugify
-from core.parse.options import ImportOptions
+from core.parse.options import ImportOptions, post_types
 from core.parse.reader import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, parse_bytes, parse_paths, parse_text
 
 __all__ = [
@@ -17,5 +17,6 @@ __all__ = [
     "parse_bytes",
     "parse_paths",
     "parse_text",
+    "post_types",
     "slugify",
 ]

@@ -258,17 +258,27 @@ class LeftOut:
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
+        self.types: Counter[str] = Counter()  # other post types (WordPress plugins' "podcast", …)
 
     def add(self, kind: str) -> None:
         self.counts[kind] += 1
 
+    def add_type(self, name: str) -> None:
+        self.types[name] += 1
+
     def report(self, ctx: Context) -> None:
-        if not self.counts:
-            return
-        parts = [
-            f"{n} {self._NOUNS.get(kind, (kind, kind + 's'))[n != 1]}"
-            for kind, n in sorted(self.counts.items())
-        ]
-        how = " / ".join(self._HOW[k] for k in sorted(self.counts) if k in self._HOW)
-        hint = f" (read them with {how}, or the Ingest page's checkboxes)" if how else ""
-        ctx.warn(f"left out {', '.join(parts)}{hint}")
+        if self.counts:
+            parts = [
+                f"{n} {self._NOUNS.get(kind, (kind, kind + 's'))[n != 1]}"
+                for kind, n in sorted(self.counts.items())
+            ]
+            how = " / ".join(self._HOW[k] for k in sorted(self.counts) if k in self._HOW)
+            hint = f" (read them with {how}, or the Ingest page's checkboxes)" if how else ""
+            ctx.warn(f"left out {', '.join(parts)}{hint}")
+        if self.types:
+            named = ", ".join(f"{n} of type {name!r}" for name, n in sorted(self.types.items()))
+            first = sorted(self.types)[0]
+            ctx.warn(
+                f"left out items of other post types: {named} (read a type as posts with --include-type "
+                f"{first}, or the Ingest page's 'Other post types')"
+            )

@@ -1,5 +1,6 @@
 """WordPress exports (WXR, the `.xml` of Tools → Export): one post per `<item>` of type post (pages too
-with `include_pages`), published ones only unless `include_drafts`.
+with `include_pages`, a plugin's types such as "podcast" with `include_types`), published ones only
+unless `include_drafts`.
 
 The XML is parsed with defusedxml: an export never declares entities, and one that does (entity
 expansion, "billion laughs", external entities reading local files) is refused with its reason.
@@ -30,6 +31,25 @@ _CONTENT = "{http://purl.org/rss/1.0/modules/content/}encoded"
 _PUBLISHED = "publish"
 _NEVER = frozenset({"trash", "auto-draft", "inherit"})
 _DEFAULT_CATEGORY = "uncategorized"
+# WordPress's own post types that are not writing (media, menus, revisions, the site editor's parts).
+_WORDPRESS_OWN = frozenset(
+    [
+        "attachment",
+        "nav_menu_item",
+        "revision",
+        "custom_css",
+        "customize_changeset",
+        "oembed_cache",
+        "user_request",
+        "wp_block",
+        "wp_template",
+        "wp_template_part",
+        "wp_global_styles",
+        "wp_navigation",
+        "wp_font_family",
+        "wp_font_face",
+    ]
+)
 
 # Shortcodes whose content is media or code, not prose: removed with what they enclose.
 _MEDIA = "embed video audio playlist gallery code sourcecode youtube vimeo tweet instagram soundcloud gist"
@@ -179,8 +199,11 @@ def _item_post(
         return (item.findtext(f"{{{wp}}}{name}") or "").strip()
 
     kind, status = field("post_type") or "post", field("status") or _PUBLISHED
-    if kind not in ("post", "page") or status in _NEVER:
+    if status in _NEVER or kind in _WORDPRESS_OWN:
         return None  # attachments, menu items, revisions, reusable blocks: not posts
+    if kind not in ("post", "page") and kind not in ctx.options.include_types:
+        left_out.add_type(kind)  # a plugin's "podcast" or "portfolio": named, never dropped unsaid
+        return None
     if kind == "page" and not ctx.options.include_pages:
         left_out.add("page")
         return None

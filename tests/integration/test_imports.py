@@ -16,7 +16,7 @@ import pytest
 
 from core.ingest import ingest_paths, ingest_posts
 from core.ingest.rebuild import rebuild_post
-from core.parse import ImportOptions, parse_bytes, parse_paths
+from core.parse import ImportOptions, parse_bytes, parse_paths, post_types
 from core.parse.fields import BadInput
 from core.parse.platforms import export_file
 from core.parse.safezip import SafeZip, ZipLimits
@@ -195,6 +195,39 @@ def test_each_format_yields_its_posts_with_titles_dates_tags_addresses(site, tmp
     got = [(p.post_id, p.title, p.date, p.tags, p.url) for p in result.posts]
     assert got == EXPECTED[name]
     assert all(not b.text.startswith("http") for p in result.posts for b in p.blocks)  # embeds gone
+
+
+def test_a_plugins_post_types_are_named_when_left_out_and_read_when_asked() -> None:
+    # Podcast episodes (a plugin's post type) were dropped without a word, not even in the warning.
+    data = wxr_of(
+        [
+            {"title": "On Walnut", "link": "https://b.example/walnut/", "slug": "walnut",
+             "content": "<p>Walnut is the one wood I buy that is not really local.</p>"},
+            {"title": "Episode 1: Sawdust", "link": "https://b.example/podcast/ep1/", "slug": "ep1",
+             "content": "<p>In the first episode I talk about sawdust and lungs.</p>", "type": "podcast"},
+            {"title": "Episode 2: Glue", "link": "https://b.example/podcast/ep2/", "slug": "ep2",
+             "content": "<p>Hide glue gives you time to fix a mistake.</p>", "type": "podcast"},
+            {"title": "logo.png", "link": "https://b.example/logo/", "slug": "logo", "content": "",
+             "type": "attachment", "status": "inherit"},
+            {"title": "Main menu", "link": "https://b.example/menu/", "slug": "menu", "content": "",
+             "type": "nav_menu_item"},
+        ]
+    )  # fmt: skip
+    plain = parse_bytes("blog.xml", data)
+    assert [p.post_id for p in plain.posts] == ["walnut"]
+    [warning] = [w.message for w in plain.warnings]
+    assert "2 of type 'podcast'" in warning and "--include-type podcast" in warning, warning
+    assert "attachment" not in warning and "nav_menu_item" not in warning  # WordPress's own: no writing
+    asked = parse_bytes("blog.xml", data, options=ImportOptions(include_types=("podcast",)))
+    assert sorted(p.post_id for p in asked.posts) == ["ep1", "ep2", "walnut"] and not asked.warnings
+    assert next(p for p in asked.posts if p.post_id == "ep2").url == "https://b.example/podcast/ep2/"
+    # A remembered source keeps the choice for `inkwell sync`.
+    options = ImportOptions(include_pages=True, include_types=post_types("Podcast, portfolio,"))
+    assert options.include_types == ("podcast", "portfolio")
+    assert ImportOptions.from_choices(json.loads(json.dumps(options.choices()))) == ImportOptions(
+        include_pages=True, include_types=("podcast", "portfolio")
+    )
+    assert ImportOptions.from_choices({"include_pages": True}).include_types == ()  # kept before it existed
 
 
 @pytest.mark.parametrize("name", list(DRAFTS))
@@ -519,6 +552,19 @@ def test_every_format_through_the_cli_and_a_second_import_adds_nothing(server, t
     assert again.report["new"] == 0 and again.report["updated"] == 0 and again.report["chunks_embedded"] == 0
     assert again.report["unchanged"] == first.report["new"]
     assert stored(db) == expected_rows(*EXPECTED)
+
+
+def test_include_type_through_the_cli(server, tmp_path) -> None:
+    path = tmp_path / "blog.xml"
+    episode = "<p>In the first episode I talk about sawdust, lungs and the dust collector I built.</p>"
+    path.write_bytes(wxr_of([{"title": "Ep 1", "link": "https://b.example/ep1/", "slug": "ep1",
+                              "content": episode, "type": "podcast"}]))  # fmt: skip
+    env = environ(server, tmp_path / "db", chunk_tokens="300")
+    plain = run_cli(["ingest", str(path)], env)
+    assert "1 of type 'podcast'" in plain.stderr and "--include-type podcast" in plain.stderr, plain.stderr
+    run = run_cli(["ingest", str(path), "--include-type", "podcast"], env)
+    assert run.code == 0, run.stderr[-3000:]
+    assert set(stored(tmp_path / "db")) == {"ep1"}
 
 
 def test_include_drafts_and_pages_through_the_cli(server, tmp_path) -> None:
@@ -1164,3 +1210,22 @@ def test_every_format_through_the_ingest_page_upload(site, tmp_path, monkeypatch
     assert not at.exception
     assert stored(data_dir) == expected_rows(*EXPECTED)
     assert stored_urls(data_dir) == expected_urls(*EXPECTED)
+
+
+def test_other_post_types_through_the_ingest_page(tmp_path, monkeypatch) -> None:
+    isolate_app(monkeypatch, tmp_path / "db")
+    data = wxr_of(
+        [
+            {"title": "On Walnut", "link": "https://b.example/walnut/", "slug": "walnut",
+             "content": "<p>Walnut is the one wood I buy that is not really local.</p>"},
+            {"title": "Episode 1", "link": "https://b.example/ep1/", "slug": "ep1",
+             "content": "<p>In the first episode I talk about sawdust and lungs.</p>", "type": "podcast"},
+        ]
+    )  # fmt: skip
+    at = open_app("pages/posts.py")
+    at.file_uploader(key="upload_files").set_value([("blog.xml", data, "application/xml")]).run()
+    assert not at.exception
+    assert "1 file → 1 post, 0 problems." in texts(at.caption)
+    assert any("of type 'podcast'" in i for i in shown(at.info)), shown(at.info)
+    at.text_input(key="upload_types").set_value("Podcast").run()
+    assert "1 file → 2 posts, 0 problems." in texts(at.caption)
