@@ -19,6 +19,7 @@ import urllib.request
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -263,3 +264,15 @@ def metric(page, label: str) -> str:
         has=page.get_by_test_id("stMetricLabel").filter(has_text=label)
     )
     return box.get_by_test_id("stMetricValue").inner_text().strip()
+
+
+@contextlib.contextmanager
+def browser_page(browser: Any, timeout_ms: int, width: int = 1200, height: int = 900) -> Iterator[Any]:
+    """A new page of `browser` in its own context (no cookies or storage shared with other tests), at
+    `width` × `height`, waiting at most `timeout_ms` for anything; closed when the block ends."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(timeout_ms)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()

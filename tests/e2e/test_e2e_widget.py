@@ -22,7 +22,7 @@ from core.models import Block, Post
 from core.store import Store
 from core.store.questions import PRIVACY_NOTE, QuestionLog
 from tests.conftest import BEES
-from tests.e2e_support import AppServer, app_environ, free_port, streamlit_server
+from tests.e2e_support import AppServer, app_environ, browser_page, free_port, streamlit_server
 from tests.static_support import serve_folder
 
 pytestmark = pytest.mark.browser
@@ -99,13 +99,8 @@ def inkwell(
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
-    context.set_default_timeout(TIMEOUT)
-    page = context.new_page()
-    try:
+    with browser_page(browser, TIMEOUT) as page:
         yield page
-    finally:
-        context.close()
 
 
 def ask(page, question: str) -> str:

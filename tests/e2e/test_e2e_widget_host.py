@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e_support import ROOT
+from tests.e2e_support import ROOT, browser_page
 from tests.static_support import serve_folder, serving
 
 pytestmark = pytest.mark.browser
@@ -85,13 +85,8 @@ def blog(folder: Path, style: str, api: str, script: str = "") -> Iterator[str]:
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
-    context.set_default_timeout(TIMEOUT)
-    page = context.new_page()
-    try:
+    with browser_page(browser, TIMEOUT) as page:
         yield page
-    finally:
-        context.close()
 
 
 def ask(page, question: str) -> str:
