@@ -238,6 +238,7 @@ def warn_no_site(ctx: Context, count: int, why: str) -> None:
 
 # The kind of post LeftOut counts for posts gated to paying or signed-in members.
 MEMBERS_ONLY = "members"
+EMAIL_ONLY = "email"  # Ghost's posts sent as a newsletter only: to members, never on the site
 
 
 class LeftOut:
@@ -246,14 +247,16 @@ class LeftOut:
     _HOW: ClassVar[dict[str, str]] = {
         "draft": "--include-drafts",
         MEMBERS_ONLY: "--include-members",
+        EMAIL_ONLY: "--include-members",
         "page": "--include-pages",
     }
     # A kind's words, one and many, where they are not the kind and the kind + "s".
     _NOUNS: ClassVar[dict[str, tuple[str, str]]] = {
+        EMAIL_ONLY: ("post sent by email only", "posts sent by email only"),
         MEMBERS_ONLY: (
             "post for paying or signed-in members only",
             "posts for paying or signed-in members only",
-        )
+        ),
     }
 
     def __init__(self) -> None:
@@ -272,7 +275,7 @@ class LeftOut:
                 f"{n} {self._NOUNS.get(kind, (kind, kind + 's'))[n != 1]}"
                 for kind, n in sorted(self.counts.items())
             ]
-            how = " / ".join(self._HOW[k] for k in sorted(self.counts) if k in self._HOW)
+            how = " / ".join(dict.fromkeys(self._HOW[k] for k in sorted(self.counts) if k in self._HOW))
             hint = f" (read them with {how}, or the Ingest page's checkboxes)" if how else ""
             ctx.warn(f"left out {', '.join(parts)}{hint}")
         if self.types:

@@ -16,6 +16,7 @@ from typing import Any
 from core.models import Post
 from core.parse.clean import markdown_to_html
 from core.parse.exported import (
+    EMAIL_ONLY,
     GHOST,
     MEMBERS_ONLY,
     ExportPosts,
@@ -92,11 +93,16 @@ def _post(
     found: ExportPosts,
 ) -> Post | None:
     is_page = row.get("type") == "page" or row.get("page") is True  # `page` before Ghost 4
-    published = as_text(row.get("status")) == "published"
+    status = as_text(row.get("status"))
+    published = status == "published"
     if is_page and not ctx.options.include_pages:
         left_out.add("page")
         return None
-    if not published and not ctx.options.include_drafts:
+    if status == "sent":  # a newsletter sent to members only, never on the site: no draft, no address
+        if not ctx.options.include_members:
+            left_out.add(EMAIL_ONLY)
+            return None
+    elif not published and not ctx.options.include_drafts:
         left_out.add("draft")
         return None
     # Older exports have no `visibility`: every post was public.

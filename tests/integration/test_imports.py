@@ -1229,3 +1229,26 @@ def test_other_post_types_through_the_ingest_page(tmp_path, monkeypatch) -> None
     assert any("of type 'podcast'" in i for i in shown(at.info)), shown(at.info)
     at.text_input(key="upload_types").set_value("Podcast").run()
     assert "1 file → 2 posts, 0 problems." in texts(at.caption)
+
+
+def test_a_ghost_newsletter_sent_by_email_only_is_no_draft_and_comes_with_the_members_posts() -> None:
+    # A post sent as a newsletter only (status "sent") went to members and is not on the site: it was
+    # counted and read as a draft.
+    def row(number: int, slug: str, status: str) -> dict:
+        return {"id": f"p{number}", "title": slug.title(), "slug": slug, "status": status, "type": "post",
+                "html": f"<p>The {slug} post says something about bees in spring.</p>",
+                "published_at": f"2023-0{number}-01T08:00:00.000Z"}  # fmt: skip
+
+    posts = [row(1, "open-hives", "published"), row(2, "spring-letter", "sent"), row(3, "notes", "draft")]
+    data = json.dumps({"db": [{"meta": {"version": "5.78.0"}, "data": {"posts": posts}}]}).encode()
+    plain = parse_bytes("ghost.json", data)
+    assert [p.post_id for p in plain.posts] == ["open-hives"]
+    [warning] = [w.message for w in plain.warnings if "left out" in w.message]
+    assert (
+        "1 draft, 1 post sent by email only" in warning and "--include-drafts / --include-members" in warning
+    )
+    drafts = parse_bytes("ghost.json", data, options=ImportOptions(include_drafts=True))
+    assert sorted(p.post_id for p in drafts.posts) == ["notes", "open-hives"]  # a newsletter is no draft
+    members = parse_bytes("ghost.json", data, options=ImportOptions(include_members=True))
+    emailed = {p.post_id: p for p in members.posts}["spring-letter"]
+    assert emailed.url == ""  # never on the site: no address to link to
