@@ -36,6 +36,7 @@ from core.search import bar_for_table, route_and_search
 from core.search.starters import suggest_starters
 from pages import shared
 from pages.shared import replies
+from pages.shared.drafts import keep_draft, restore_draft
 from pages.shared.state import read_secrets
 
 shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
@@ -44,6 +45,7 @@ md = shared.md_escape
 FIELD = "owner_{}"  # session state key of each field's widget
 FILLED, VERSION = "owner_filled", "owner_version"  # each field's text when filled; the settings' version
 JUST_SAVED = "owner_just_saved"  # the fields this session saved, to show as stored on the next run
+DRAFT = "owner"  # the fields' typing, kept while another page is open (pages/shared/drafts.py)
 
 st.title("Settings")
 shared.show_flash()
@@ -66,8 +68,18 @@ def typed() -> dict[str, str]:
     return {key: st.session_state[FIELD.format(key)] for key in KEYS}
 
 
+def as_filled() -> dict[str, str]:
+    """Each field's widget key and the text it was filled with: a draft equal to these is no draft."""
+    return {FIELD.format(k): st.session_state[FILLED][k] for k in KEYS}
+
+
 # The widgets start from what is saved and keep the owner's typing across reruns. What each field was
 # filled with (FILLED) is what Save compares with, so only the owner's own edits are written.
+# Streamlit forgets a widget's value after a run that does not draw it: the owner who opened the chat to
+# try something came back to the saved values, the typing gone. It is kept as a draft and put back here,
+# so the check below sees it as the owner's edits (a field saved elsewhere meanwhile is still reloaded).
+if FILLED in st.session_state:
+    restore_draft(DRAFT, as_filled())
 elsewhere: list[str] = []  # fields another process saved since, reloaded in this run
 if FILLED not in st.session_state or any(FIELD.format(k) not in st.session_state for k in KEYS):
     st.session_state.update({FIELD.format(k): text for k, text in stored.items()})
@@ -130,7 +142,8 @@ def field(key: str, *, area: bool = False, height: int | None = None) -> None:
     widget = st.text_area if area else st.text_input
     options = {"height": height} if area and height else {}
     label = LABELS[key] + (" (one per line)" if key == "starters" else "")
-    widget(label, key=FIELD.format(key), help=DESCRIPTIONS[key], **options)
+    draft = {"on_change": keep_draft, "args": (DRAFT, as_filled())}  # kept even if a page switch ends the run
+    widget(label, key=FIELD.format(key), help=DESCRIPTIONS[key], **draft, **options)
     if not st.session_state[FIELD.format(key)].strip() and key != "starters":
         st.caption(md(not_set_note(key)))
 
@@ -162,6 +175,7 @@ with right:
     )
 field("persona_prompt", area=True, height=180)
 st.button("Start from the example persona", on_click=use_example_persona, type="tertiary")
+keep_draft(DRAFT, as_filled())  # what the fields hold now, suggested or example text included
 
 if st.button("Save", type="primary", icon=":material/save:"):
     changes = edited(typed(), st.session_state[FILLED])

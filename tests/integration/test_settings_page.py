@@ -175,3 +175,29 @@ def test_an_empty_field_names_what_applies_instead():
     decline = [n for n in notes if "built-in reply" in n]
     assert len(decline) == 1 and "written about that" in decline[0], notes
     assert sum("You are {author_name}" in n for n in notes) == 1, notes  # the persona prompt's alone
+
+
+def test_unsaved_edits_survive_a_visit_to_another_page(data_dir):
+    """The owner types, opens the chat to try something, comes back: the typing is still there (it
+    was refilled from what is saved, the persona prompt typed with care gone), and Save writes it."""
+    at = owner_page()
+    field(at, "persona_prompt").input(PERSONA)
+    field(at, "greeting").input("Hello, unsaved")
+    at.switch_page("pages/chat.py").run()
+    at.switch_page("pages/settings.py").run()
+    assert not at.exception
+    assert field(at, "persona_prompt").value == PERSONA
+    assert field(at, "greeting").value == "Hello, unsaved"
+    save_owner(Store(data_dir), {"chat_title": "Saved meanwhile"})  # elsewhere, while the owner was away
+    at.switch_page("pages/chat.py").run()
+    at.switch_page("pages/settings.py").run()
+    assert field(at, "chat_title").value == "Saved meanwhile"  # an untouched field shows what is stored
+    assert field(at, "persona_prompt").value == PERSONA  # an edited one keeps the owner's text
+    button(at, "Save").click().run()
+    assert not at.exception and not at.error
+    saved = load_owner(Store(data_dir))
+    assert (saved.persona_prompt, saved.greeting, saved.chat_title) == (
+        PERSONA,
+        "Hello, unsaved",
+        "Saved meanwhile",
+    )
