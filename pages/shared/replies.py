@@ -111,7 +111,9 @@ def show_body(message: dict) -> None:
     if mode == "extractive" and message.get("quotes"):
         st.markdown(quotes_markdown(message["quotes"]))
     elif mode == "none":
-        st.markdown(message.get("content", ""))  # a fixed sentence of ours (core/answer/reply.py)
+        # A fixed sentence: ours or the owner's decline text (Settings), plain words shown as typed, as
+        # the widget shows them ("$40 to $90" is no formula, "*nix" no emphasis).
+        st.markdown(md_escape(message.get("content", "")))
         suggestions = message.get("suggestions") or []
         if suggestions:
             links = "\n".join(

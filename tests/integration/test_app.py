@@ -550,7 +550,7 @@ def test_chat_with_no_posts_answers_without_a_model_and_rate_limits(data_dir, mo
         at.chat_input[0].set_value(question).run()
         assert not at.exception
     assert len(at.chat_message) == 4
-    assert "I haven't written about that" in texts(at.chat_message[1].markdown)[0]
+    assert "I haven't written about that" in shown(at.chat_message[1].markdown)[0]
     assert at.chat_message[0].text[0].value == "What do you think of bees?"
 
     at.chat_input[0].set_value("One more?").run()

@@ -12,7 +12,9 @@ from urllib.parse import quote
 
 import pytest
 
+from core.answer.owner import save_owner
 from core.answer.reply import UNREACHABLE_NOTE
+from core.store import Store
 from pages.shared.replies import excerpts_label, quotes_markdown
 from pages.shared.text import md_escape
 from tests.conftest import BEES, open_app, shown, texts
@@ -87,11 +89,27 @@ def test_off_topic_question_gets_the_honest_reply_and_the_closest_posts():
     at.chat_input[0].set_value("Who won the football world cup in 2018?").run()
     assert not at.exception and not at.error
     reply = at.chat_message[1]
-    assert reply.markdown[0].value == "I haven't written about that, so I can't answer it from my posts."
+    assert (
+        unescaped(reply.markdown[0].value)
+        == "I haven't written about that, so I can't answer it from my posts."
+    )
     closest = unescaped(reply.markdown[1].value)
     assert closest.startswith("The closest posts I have written:")
     assert "(read?post=" in closest and "chunks?" not in closest
     assert not any(t.startswith("**Sources**") for t in texts(reply.markdown))
+
+
+def test_the_owners_decline_text_is_shown_word_for_word(data_dir):
+    """The Settings page's decline text is the owner's plain words, as the widget and the API show them:
+    the chat drew it as Markdown, so `$40 … $90` became a formula, `*nix` italics, `# …` a heading."""
+    own = "# Sorry! I only price chairs ($40 to $90), not *nix boxes or <b>tables</b>: see [my shop](x)."
+    save_owner(Store(data_dir), {"decline_text": own})
+    at = open_app()
+    at.chat_input[0].set_value("Who won the football world cup in 2018?").run()
+    assert not at.exception and not at.error
+    body = at.chat_message[1].markdown[0].value
+    assert body == md_escape(own)  # every Markdown character shown as typed
+    assert unescaped(body) == own
 
 
 def test_with_only_the_built_in_model_readers_are_offered_no_generated_answer():

@@ -361,7 +361,7 @@ def test_chat_shows_the_route_and_the_override_asks_again(app_env, monkeypatch):
         # The trains posts do not answer a pruning question: the honest reply, with no model call.
         at = click(at, "Search only trains")
         assert "Searched trains (your choice)" in captions(at.chat_message[1])
-        assert "I haven't written about that" in at.chat_message[1].markdown[0].value
+        assert "I haven't written about that" in at.chat_message[1].markdown[0].value.replace("\\", "")
         assert len(server.chat_requests) == 2
         assert len(at.chat_message) == 2 and at.chat_message[0].text[0].value == CLEAR
     # Asked once, re-asked twice by the buttons: logged once, as its last answer (declined, in trains).
