@@ -42,6 +42,9 @@ from core.text.words import QUESTION_FILLER
 # newest) are grouped, about a second on two cores.
 MAX_QUESTIONS = 1500
 NAME_WORDS = 3
+# The longest word that may name a topic: past it a run of letters is a key held down or a pasted blob,
+# not a word (German compounds stay under it), and named a topic in one unbroken line across the page.
+MAX_NAME_WORD = 50
 EXAMPLES = 3
 # Function words are removed for these languages always (a short question's language is often a guess).
 BASE_LANGUAGES = ("en", "fr", "de", "es", "it", "pt", "nl")
@@ -152,7 +155,7 @@ def _terms(question: str, stop: frozenset[str]) -> list[tuple[str, str]]:
     seen: dict[str, str] = {}
     for word in _WORD.findall(question.casefold()):
         word = word.strip("'’-")
-        if len(word) < 3 or word in stop or word in ASKING_WORDS:
+        if not 3 <= len(word) <= MAX_NAME_WORD or word in stop or word in ASKING_WORDS:
             continue
         seen.setdefault(stem(word), word)
     return list(seen.items())
@@ -232,7 +235,7 @@ def find_topics(
             continue
         topics.append(
             Topic(
-                name=" · ".join(name) or distinct[keys[group[0]]][:40],
+                name=" · ".join(name) or _shortened(distinct[keys[group[0]]]),
                 words=name,
                 questions=[distinct[keys[group[k]]] for k in order.tolist()],
                 count=count,
@@ -243,6 +246,11 @@ def find_topics(
     if store is not None:
         _add_closest(topics, store, embedder)
     return topics
+
+
+def _shortened(question: str, limit: int = MAX_NAME_WORD) -> str:
+    """A question as a topic's name when no word names it: at most `limit` characters, "…" when cut."""
+    return question if len(question) <= limit else question[: limit - 1].rstrip() + "…"
 
 
 def _add_closest(topics: list[Topic], store: Store, embedder: Embedder) -> None:

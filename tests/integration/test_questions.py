@@ -436,3 +436,19 @@ def test_a_question_answered_again_is_revised_on_s3_too(s3_server, monkeypatch):
     for name, value in s3_server.env.items():
         monkeypatch.setenv(name, value)
     check_revised(s3_server.uri(f"revise-{os.getpid()}-{time.monotonic_ns()}"))
+
+
+def test_a_run_of_letters_longer_than_any_word_names_no_topic():
+    """A reader who held a key down (or pasted a blob) named a topic with one 1,000-letter word, drawn in
+    bold across the Readers page; it is no word: the topic is named by its real words, or by the question
+    cut short."""
+    from core.search import topics
+    from core.search.topics import name_groups
+
+    [mash, mixed] = name_groups([["W" * 1000], ["How do you glue " + "a" * 300 + " oak?"]], words=10)
+    assert mash == [] and mixed == ["glue", "oak"], (mash, mixed)
+    MAX_NAME_WORD, _shortened = topics.MAX_NAME_WORD, topics._shortened
+    assert _shortened("W" * 1000) == "W" * (MAX_NAME_WORD - 1) + "…"
+    assert _shortened("Why oak?") == "Why oak?"
+    [[long]] = name_groups([["Wer ist der Donaudampfschifffahrtsgesellschaftskapitän?"]], words=1)
+    assert long == "donaudampfschifffahrtsgesellschaftskapitän"  # a real word, 42 letters, still names
