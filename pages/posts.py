@@ -65,12 +65,15 @@ readers = st.text_input(
     "are not written in, a new table is embedded with the bundled multilingual model, so their "
     "questions find your posts without an API key.",
 )
+# A bad value is said and blocks ingesting until fixed, but the page goes on: stopped here, the forms
+# below were not drawn, and the browser showed the post being pasted empty once the typo was fixed.
+blocked = ""  # why nothing may be ingested now
 try:
     settings = settings.replace(reader_languages=readers)
     check_reader_languages(settings.reader_language_codes)
 except ConfigError as exc:
-    st.error(str(exc))
-    st.stop()
+    blocked = f"Not ingested: fix the readers' languages first. {exc}"
+    st.error(md(exc))
 
 # Expanders are keyed: the browser keeps the one the owner opened when the elements above them change
 # (a message shown after an action). The tabs are not: keyed, a click on another page while a field was
@@ -155,7 +158,11 @@ def show_reviews(scope: str) -> None:
 
 
 def ingest(posts: list, scope: str, *, errors=(), warnings=(), force: bool = False, label: str = "ingestion"):
-    """Ingest with the chosen LLM stages (after the rewrite review), or the built-in way."""
+    """Ingest with the chosen LLM stages (after the rewrite review), or the built-in way; nothing while
+    the readers' languages are refused."""
+    if blocked:
+        st.error(md(blocked))
+        return None
     if not llm_options.enabled:
         return shared.run_ingestion(
             posts, settings, errors=errors, warnings=warnings, force=force, label=label
@@ -219,7 +226,7 @@ paste_tab, upload_tab, web_tab, posts_tab = st.tabs(
     ["Paste a post", "Upload files", "From the web", "Stored posts"]
 )
 with web_tab:  # feeds, sitemaps and sites, remembered and synced (pages/shared/web_sources.py)
-    web_sources_tab(settings)
+    web_sources_tab(settings, blocked=blocked)
 
 # Paste -----------------------------------------------------------------------------------------------
 with paste_tab:

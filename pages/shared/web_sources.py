@@ -26,8 +26,9 @@ FORGET_HELP = (
 )
 
 
-def web_sources_tab(settings: Settings) -> None:
-    """The whole tab: the address form, the remembered sources, Sync now, and the last run's report."""
+def web_sources_tab(settings: Settings, blocked: str = "") -> None:
+    """The whole tab: the address form, the remembered sources, Sync now, and the last run's report.
+    `blocked`: why nothing may be ingested now (said instead of reading or syncing)."""
     left, right = st.columns([3, 1])
     url = left.text_input(
         "Address of a feed, sitemap, site or page",
@@ -40,6 +41,7 @@ def web_sources_tab(settings: Settings) -> None:
     elif st.session_state.get("web_add") and url.strip():
         _run(
             settings,
+            blocked,
             "Reading " + url.strip(),
             lambda store, embedder, progress: [
                 ingest_url(
@@ -81,6 +83,7 @@ def web_sources_tab(settings: Settings) -> None:
     if st.button("Sync now", key="web_sync"):
         _run(
             settings,
+            blocked,
             f"Syncing {plural(len(sources), 'source')}",
             lambda store, embedder, progress: (
                 sync_sources(
@@ -105,10 +108,15 @@ def _forget(settings: Settings, url: str) -> None:
 
 def _run(
     settings: Settings,
+    blocked: str,
     label: str,
     work: Callable[..., list[SourceOutcome]],
 ) -> None:
-    """Run `work(store, embedder, progress)` under a status with a progress bar; keep its outcomes."""
+    """Run `work(store, embedder, progress)` under a status with a progress bar; keep its outcomes.
+    Not when `blocked` (the reason, shown)."""
+    if blocked:
+        st.error(md_escape(blocked))
+        return
     try:
         store = get_store(settings)
         embedder = get_embedder_cached(settings) if store.model_id() else None

@@ -354,9 +354,32 @@ def test_an_unknown_reader_language_is_refused_naming_the_known_ones(tmp_path, m
 
 
 def test_the_ingest_page_refuses_an_unknown_reader_language(data_dir):
+    """Refused, and nothing ingested until fixed; but the page stays drawn: it stopped under the error, and
+    in the browser the post being typed in the paste form came back empty once the typo was fixed."""
     at = open_app("pages/posts.py")
+    at.text_input(key="paste_title").input("Bees").run()
+    at.text_area(key="paste_text").input("Swarming season starts in May.").run()
     at.text_input(key="reader_languages").input("en,xx").run()
     assert any("'xx' is not a language code Inkwell knows" in e for e in shown(at.error)), shown(at.error)
+    assert at.text_input(key="paste_title").value == "Bees"  # the form is still there, as typed
+    assert at.text_area(key="paste_text").value == "Swarming season starts in May."
+    next(b for b in at.button if b.key == "paste_ingest").click().run()
+    assert not at.exception
+    assert any("Not ingested: fix the readers' languages first" in e for e in shown(at.error)), shown(
+        at.error
+    )
+    assert not Store(data_dir).list_posts()
+    at.text_input(key="web_url").input("http://127.0.0.1:9/feed.xml")  # nothing listens: never read
+    next(b for b in at.button if b.key == "web_add").click().run()
+    assert sum("Not ingested: fix the readers' languages first" in e for e in shown(at.error)) == 1
+    at.text_input(key="web_url").input("").run()
+    at.text_input(key="reader_languages").input("english").run()  # a malformed value: the same
+    assert any("two-letter language codes" in e for e in shown(at.error)), shown(at.error)
+    assert at.text_input(key="paste_title").value == "Bees"
+    at.text_input(key="reader_languages").input("en").run()
+    next(b for b in at.button if b.key == "paste_ingest").click().run()
+    assert not at.exception and not at.error, shown(at.error)
+    assert [p["post_id"] for p in Store(data_dir).list_posts()] == ["bees"]
 
 
 def test_the_inspector_names_the_keywords_a_question_in_another_language_borrowed(e5_table, monkeypatch):
