@@ -237,6 +237,17 @@ class QuestionLog:
         result = retry_commit("record the feedback", lambda: self._open().update(where=where, values=values))
         return result.rows_updated > 0
 
+    def unrate(self, question_id: str) -> bool:
+        """Take a reader's thumb off a logged question (they clicked it again, clearing it): the row is
+        unrated again, its comment kept. False when the log is off or has no such question."""
+        if not self.enabled or not _ID.fullmatch(question_id or "") or self._open() is None:
+            return False
+        where = f"question_id = {sql_str(question_id)}"
+        result = retry_commit(
+            "take back the rating", lambda: self._open().update(where=where, values_sql={"feedback": "NULL"})
+        )
+        return result.rows_updated > 0
+
     def expire(self) -> int:
         """Delete the rows older than the retention; returns how many went."""
         table = self._open()

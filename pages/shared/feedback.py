@@ -40,7 +40,9 @@ def record_reply(
 
 def _rated(question_id: str, settings: Settings) -> None:
     value = st.session_state.get(f"thumbs_{question_id}")
-    if value is not None:
+    if value is None:  # the thumb clicked again: taken back, so the Readers page no longer counts it
+        question_log(settings).unrate(question_id)
+    else:
         question_log(settings).feedback(question_id, up=value == 1)
 
 

@@ -108,6 +108,23 @@ def test_the_chat_logs_each_question_with_no_reader_identity_and_takes_feedback(
 
 
 @pytest.mark.usefixtures("corpus")
+def test_a_thumb_the_reader_takes_back_is_taken_off_the_log():
+    """A second click on the thumb clears it in the chat; the log kept the thumbs-down, so the Readers
+    page listed the answer among the lowest rated though the reader had withdrawn it."""
+    at = open_app()
+    at.chat_input[0].set_value(ANSWERED).run()
+    log = logged(app_data_dir())
+    (row,) = log.query()
+    at.feedback[0].set_value(0).run()
+    assert log.get(row.question_id).feedback == -1
+    at.feedback[0].set_value(None).run()  # the same thumb clicked again
+    assert not at.exception
+    assert log.get(row.question_id).feedback is None
+    at.feedback[0].set_value(1).run()  # and a new rating still lands
+    assert log.get(row.question_id).feedback == 1
+
+
+@pytest.mark.usefixtures("corpus")
 def test_with_the_log_off_nothing_is_stored_and_no_note_or_thumbs_shown(monkeypatch):
     folder = app_data_dir()
     monkeypatch.setenv("INKWELL_QUESTION_LOG", "off")
