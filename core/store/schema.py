@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 from lancedb.index import FTS
+from lancedb.util import value_to_sql
 
 CHUNKS = "chunks"
 POSTS = "posts"
@@ -147,6 +148,14 @@ def sql_str(value: str) -> str:
 
 def sql_in(column: str, values: Iterable[str]) -> str:
     return f"{column} IN ({', '.join(sql_str(v) for v in values)})"
+
+
+def sql_values(values: Mapping[str, Any]) -> dict[str, str]:
+    """An update's values as SQL, as LanceDB writes them, but an empty list as `make_array()`: its `[]`
+    has no element type and the update failed ("concat requires input of at least one array")."""
+    return {
+        k: "make_array()" if isinstance(v, list) and not v else value_to_sql(v) for k, v in values.items()
+    }
 
 
 @dataclass(frozen=True)

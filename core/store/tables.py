@@ -59,6 +59,7 @@ from core.store.schema import (
     derived,
     sql_in,
     sql_str,
+    sql_values,
     with_derived,
 )
 from core.store.settings import SavedSettings
@@ -304,7 +305,9 @@ class Store(Reads, ChangeLog, SavedSettings):
             where = f"chunk_id = {sql_str(chunk_id)}"
             if expected_hash is not None:
                 where += f" AND embed_hash = {sql_str(expected_hash)}"
-            return table.update(where=where, values=full).rows_updated > 0
+            return (
+                table.update(where=where, values_sql=sql_values(full)).rows_updated > 0
+            )  # keywords may be []
 
         return retry_commit("save the chunk", update)
 

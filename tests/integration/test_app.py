@@ -379,6 +379,24 @@ def test_inspector_edit_chunk_reembeds_it(corpus):
     assert after["embed_hash"] != before["embed_hash"]
 
 
+def test_inspector_edit_can_clear_a_chunks_keywords(corpus):
+    """Emptying the keywords box (the owner drops LLM keywords that mislead the search) failed with
+    LanceDB's "concat requires input of at least one array" and a Rust source path as the error."""
+    at = open_app("pages/chunks.py")
+    at.multiselect(key="inspect_posts").set_value(["bread"]).run()
+    select_rows(at, "chunk_table", [0])
+    chunk_id = corpus.list_chunks(post_id="bread", columns=["chunk_id"])[0]["chunk_id"]
+    at.text_input[-1].input(" , ,")
+    button(at, "Save and re-embed").click().run()
+    assert not at.exception and not at.error, shown(at.error)
+    assert "Saved and re-embedded the chunk." in texts(at.success)
+    assert list(corpus.get_chunk(chunk_id)["keywords"]) == []
+    from core.search import search
+
+    hits = search("sourdough rye", Settings.load(environ={}), store=corpus).candidates  # still searchable
+    assert any(h.chunk_id == chunk_id for h in hits)
+
+
 def test_inspector_query_mode_shows_every_candidate(corpus):
     at = open_app("pages/chunks.py")
     at.radio(key="inspect_mode").set_value("Test a query").run()
