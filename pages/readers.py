@@ -26,6 +26,8 @@ from pages.shared import feedback
 shared.through_entry()  # first: a fresh server may run this file on its own (pages/shared/entry.py)
 
 PERIODS = {"Last 7 days": 7, "Last 30 days": 30, "Last 90 days": 90, "Everything kept": None}
+DEFAULT_PERIOD = "Last 30 days"
+PERIOD, CHOSEN = "readers_period", "readers_period_chosen"  # the control's key; the period last chosen
 DRAFT = "readers_draft"  # session state: the name of the topic whose draft note is shown
 md = shared.md_escape
 
@@ -38,8 +40,20 @@ store = shared.get_store(settings)
 log = feedback.question_log(settings)
 if not settings.question_log:
     st.info("The question log is off (INKWELL_QUESTION_LOG=off): new questions are not logged.")
-period = st.segmented_control("Period", list(PERIODS), default="Last 30 days", key="readers_period")
-days = PERIODS.get(period or "Last 30 days")
+
+
+def keep_a_period() -> None:
+    """A second click on the chosen period unselects it: it stays chosen (the page went on showing 30
+    days with no period marked)."""
+    if st.session_state.get(PERIOD) is None:
+        st.session_state[PERIOD] = st.session_state.get(CHOSEN, DEFAULT_PERIOD)
+    st.session_state[CHOSEN] = st.session_state[PERIOD]
+
+
+period = st.segmented_control(
+    "Period", list(PERIODS), default=DEFAULT_PERIOD, key=PERIOD, on_change=keep_a_period
+)
+days = PERIODS.get(period or DEFAULT_PERIOD)
 since = datetime.now(UTC) - timedelta(days=days) if days else None
 try:
     rows = log.query(since)

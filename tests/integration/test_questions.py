@@ -368,6 +368,25 @@ def test_the_readers_page_is_the_owners_and_shows_what_was_asked():
 
 
 @pytest.mark.usefixtures("corpus")
+def test_a_second_click_on_the_chosen_period_keeps_it_chosen():
+    """Clicked again, the period was unselected: the page went on showing 30 days with no period marked,
+    so the owner could not tell what the figures covered."""
+    from datetime import UTC, datetime, timedelta
+
+    log = logged(app_data_dir())
+    log.add(asked("How do I keep chickens in winter?", source="chat"))
+    log.add(asked("What do hens eat?", source="chat"), at=datetime.now(UTC) - timedelta(days=60))
+    at = open_app("pages/readers.py")
+    at.button_group(key="readers_period").set_value("Everything kept").run()
+    assert {m.label: str(m.value) for m in at.metric}["Questions"] == "2"
+    at.button_group(key="readers_period").set_value(None).run()  # the chosen one clicked again
+    assert not at.exception
+    assert at.button_group(key="readers_period").value == "Everything kept"
+    assert not at.warning, texts(at.warning)
+    assert {m.label: str(m.value) for m in at.metric}["Questions"] == "2"
+
+
+@pytest.mark.usefixtures("corpus")
 def test_questions_the_blog_could_not_read_are_not_topics_of_what_it_lacks():
     """A German question declined by an English-only table was told "I can't read German yet": it is
     counted apart, with how to enable the language, not grouped as a topic the posts lack."""
