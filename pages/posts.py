@@ -427,12 +427,13 @@ def routing_rules() -> None:
     for problem in problems:
         st.warning(f"{md(problem)} (this part is ignored)")
     current = read_rules_text(settings.data_dir)
+    # Rules being typed are kept while the owner visits other pages, as the paste form is.
+    fields = {"routes_text": current if current is not None else rules_template(known)}
+    restore_draft("routes", fields)
     text = st.text_area(
-        "Rules (TOML)",
-        value=current if current is not None else rules_template(known),
-        height=220,
-        key="routes_text",
+        "Rules (TOML)", height=220, key="routes_text", on_change=keep_draft, args=("routes", fields)
     )
+    keep_draft("routes", fields)
     if st.button("Save rules", key="routes_save"):
         try:
             save_rules(settings.data_dir, text, known)

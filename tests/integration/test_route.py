@@ -393,6 +393,23 @@ def test_ingest_page_saves_valid_rules_only_and_tries_a_question(app_env):
     assert list(table["collection"]) == ["garden", "trains"]
 
 
+def test_rules_being_typed_survive_a_visit_to_another_page(app_env):
+    """The owner types routing rules, opens the chat to check a collection's name, comes back: the rules
+    are still there (they were back to the file's text, or the template)."""
+    at = open_app("pages/posts.py")
+    typed = '[garden]\nkeywords = ["wall", "hedge"]\n'
+    at.text_area(key="routes_text").input(typed).run()
+    at.switch_page("pages/chat.py").run()
+    at.switch_page("pages/posts.py").run()
+    assert not at.exception
+    assert at.text_area(key="routes_text").value == typed
+    at = click(at, "Save rules")
+    assert not at.error and rules_path(app_env).read_text() == typed
+    at.switch_page("pages/chat.py").run()
+    at.switch_page("pages/posts.py").run()
+    assert at.text_area(key="routes_text").value == typed  # saved: the file's text, no draft
+
+
 def no_vector_reads(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     def no_vectors(*_args, **_kwargs):
         raise AssertionError("routing read every chunk vector")
