@@ -259,9 +259,11 @@ def reply(
     searched = query if query and query.strip() else question
     extracted = extract_answer(searched, hits, embedder)
     verdict = judge(searched, hits, extracted, bar, embedder=embedder)
-    if not verdict.answer and searched == question and (language := cannot_read(question, hits, embedder)):
-        # Only English posts are told apart by an English-only model: a reply in the question's language
-        # says so, since "I haven't written about that" would be a guess.
+    if not verdict.answer and (language := cannot_read(searched, hits, embedder)):
+        # Only English posts are told apart by an English-only model: a reply in the language of what was
+        # searched says so, since "I haven't written about that" would be a guess. What was searched, not
+        # the question: "tell me more" searches the question before it again, which may be the unreadable
+        # one; a translated question is searched in the posts' language, which the model reads.
         return Reply(
             question, "none", verdict, hits, extracted, text=CANNOT_READ.get(language, CANNOT_READ["en"]),
             owner_note=CANNOT_READ_HELP.format(language=language_name(language), model=embedder.model_id),

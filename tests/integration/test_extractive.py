@@ -569,3 +569,23 @@ def test_a_question_translated_first_is_answered_and_one_not_translated_is_told_
     found = search(english, settings, store=store, embedder=embedder).hits
     translated = reply(turkish, found, settings, embedder, query=english)
     assert translated.mode == "extractive" and not translated.owner_note
+
+
+def test_tell_me_more_after_a_question_the_table_cannot_read_says_so_again(demo, embedder):
+    """ "Tell me more" after a Turkish question an English-only table cannot read searches that question
+    again: it was told "I haven't written about that" (a guess, about a topic the blog covers) since the
+    check looked only at "tell me more", not at what was searched."""
+    from core.answer.reply import CANNOT_READ
+    from core.answer.turn import take_turn
+
+    settings, store = demo
+    settings = settings.replace(answer_mode="extractive", translate_question=False)
+    turkish = "Yazar sosyal medya hakkında ne düşünüyor ve Instagram'ı neden bıraktı?"
+    first = take_turn(turkish, settings, store=store, embedder=embedder)
+    text = "".join(first.reply)
+    assert first.reply.mode == "none" and text == CANNOT_READ["tr"]
+    history = [{"role": "user", "content": turkish}, {"role": "assistant", "content": text}]
+    more = take_turn("tell me more", settings, store=store, embedder=embedder, history=history)
+    "".join(more.reply)
+    assert more.reply.mode == "none" and more.reply.text == CANNOT_READ["tr"], more.reply.text
+    assert more.reply.owner_note  # and the owner is told how to let the blog read Turkish
