@@ -203,7 +203,10 @@ st.subheader("Preview")
 st.caption("Ask a question to see the prompt a generated answer would be sent, and the answer in each mode, "
            "with the values above as typed (saved or not).")  # fmt: skip
 question = st.text_input("Question", key="owner_preview_question", placeholder="e.g. one of the starters")
-if st.button("Preview", icon=":material/visibility:") and question.strip():
+want_preview = st.button("Preview", icon=":material/visibility:")
+if want_preview and not question.strip():  # the click did nothing, with no word why
+    st.warning("Type a question to preview the answer to.")
+if want_preview and question.strip():
     values = typed()
     try:
         preview = settings.replace(**{k: values[k].strip() or getattr(defaults, k) for k in APPLIED})

@@ -119,6 +119,8 @@ def test_suggested_starters_fill_the_field_from_the_posts():
 
 def test_the_preview_shows_the_system_prompt_as_typed_and_the_quoted_answer():
     at = owner_page()
+    button(at, "Preview").click().run()  # no question yet: said, not silently nothing
+    assert shown(at.warning) == ["Type a question to preview the answer to."] and not at.code
     field(at, "author_name").input("Maya")
     field(at, "persona_prompt").input(PERSONA)
     at.text_input(key="owner_preview_question").input("When does swarming season start?")
