@@ -11,7 +11,8 @@ gate uses absolute signals instead:
 - similarity: the best cosine, on the model's relevance scale, between the question and any
   candidate sentence of the hits (computed by extract_answer anyway). Same figure in every retrieval
   mode, since it does not come from the search's scores.
-- missing words: the question's content words (lemmas) that no retrieved passage contains (its text,
+- missing words: the question's content words (lemmas; in a language other than English also without
+  its function and question words and elided articles: `asked_words`) that no retrieved passage contains (its text,
   title, section or keywords) in any form: a question in the posts' language also finds its words by
   Snowball stem ("differently" in "different", core/text/stems.py) and as the end of a longer word
   ("stove" in "woodstove"). An off-topic question that lands near the posts ("What table saw blade
@@ -56,9 +57,16 @@ from core.answer.near_words import nearest_words
 from core.embed import Embedder
 from core.models import Hit
 from core.profiles import Bar, profile_for
-from core.text import detect_language, function_words, languages_differ, stemmer_for
+from core.text import UNDETERMINED, detect_language, function_words, languages_differ, stemmer_for
 from core.text.languages import ENGLISH, language
-from core.text.words import WORD, content_words, is_known_word, names
+from core.text.words import (
+    MIN_WORD_CHARS,
+    WORD,
+    content_words,
+    is_known_word,
+    names,
+    without_elision,
+)
 
 NO_ANSWER_MESSAGE = ENGLISH.no_answer
 SUGGESTIONS = 3
@@ -144,12 +152,13 @@ def signals(
     passage word (`near`), which the bar's `word_match` reads. Without it only words as written count."""
     checked = hits[:CHECKED_HITS]
     question_lang = detect_language(question)
-    asked = content_words(language(question_lang).without_third_person(question))  # "the author" asks nothing
+    asked = asked_words(question, question_lang)
     posts_lang = excerpts_language(checked)
     known: set[str] = set()
     passages = [" ".join((hit.title, hit.section, hit.text, " ".join(hit.keywords))) for hit in checked]
     for text in passages:
-        known |= content_words(text)
+        words = content_words(text)
+        known |= words | {without_elision(w) for w in words}  # "l'hydratation" holds "hydratation"
     other_language = languages_differ(question_lang, posts_lang)
     missing = asked - known
     if missing and not other_language:  # across languages, shared word forms mean little
@@ -177,6 +186,22 @@ def signals(
         other_language=other_language,
         near=near,
     )
+
+
+def asked_words(question: str, question_lang: str) -> set[str]:
+    """The question's content words (lemmas) the bar checks, "the author" and the like left out. In a
+    question in a language other than English, also without elided articles ("l'australie" asks about
+    "australie") and without that language's function and question words ("quelle", "est", "la", "wie"):
+    content_words' lists are English, and every passage in that language holds those words, so counted as
+    found they let a question whose every real word is missing pass ("Quelle est la capitale de
+    l'Australie ?" quoted a French blog's post on bread dough)."""
+    record = language(question_lang)
+    asked = content_words(record.without_third_person(question))  # "the author" asks nothing
+    if question_lang in ("en", UNDETERMINED):
+        return asked
+    noise = function_words(question_lang) | record.question_words
+    unelided = (without_elision(w) for w in asked)
+    return {w for w in unelided if w not in noise and len(w) >= MIN_WORD_CHARS}
 
 
 def near_missing(missing: Sequence[str], hits: Sequence[Hit], embedder: Embedder) -> dict[str, float]:

@@ -52,7 +52,7 @@ from core.search.route import ROUTE_MARGIN
 from core.store import Store
 from core.text import LANGUAGE_NAMES, UNDETERMINED, detect_language, function_words
 from core.text.languages import LANGUAGES, SHORT_RECORDS, UNKNOWN, language
-from core.text.words import LIGHT_STOPWORDS, QUESTION_FILLER, WORD, is_known_word
+from core.text.words import ELIDED_PREFIXES, LIGHT_STOPWORDS, QUESTION_FILLER, WORD, is_known_word
 from core.text.words import lemma as lemma_of
 
 FORMAT = 3  # 2: word vectors and follow-up cues; 3: units flag leaning back and taking up, per language
@@ -211,6 +211,7 @@ def lexicon(chunks: Sequence[dict]) -> dict:
         "language_words": {lang: sorted(ws) for lang, ws in FREQUENT_WORDS.items()},
         "letter_hints": {k: list(v) for k, v in _LETTER_HINTS.items()},
         "function_words": {lang: sorted(function_words(lang)) for lang in LANGUAGE_NAMES},
+        "elided": list(ELIDED_PREFIXES),
         "third_person": {
             code: list(lang.third_person)
             for code, lang in (*LANGUAGES.items(), (UNKNOWN.code, UNKNOWN))

@@ -34,6 +34,21 @@ LIST_MARKER = re.compile(rf"^\s*{LIST_BULLET}\s+")
 NAME = re.compile(r"(?<=[^\s.!?:;\"“(¿¡])\s+([A-Z][\w’'-]*\w)|(?<=[,;:(])\s*([A-Z][\w’'-]*\w)")
 
 
+# Elided articles and pronouns before a vowel (French "l'", "d'", "qu'"; Italian "dell'", "un'"): no
+# part of the word they are written onto, so "l'Australie" asks about "australie" and "l'hydratation" holds
+# "hydratation". Only the relevance bar reads words this way (core/answer/abstain.py, and the static page).
+ELIDED_PREFIXES = (
+    *("l", "d", "j", "m", "n", "s", "t", "c", "qu", "jusqu", "lorsqu", "puisqu", "quoiqu", "presqu"),
+    *("dell", "all", "dall", "nell", "sull", "coll", "tutt", "quell", "un"),
+)
+ELIDED = re.compile(rf"^(?:{'|'.join(ELIDED_PREFIXES)})['’](?=[^\W\d_])")
+
+
+def without_elision(word: str) -> str:
+    """`word` without an elided article or pronoun in front ("l'australie" → "australie")."""
+    return ELIDED.sub("", word, count=1)
+
+
 def _split(text: str) -> frozenset[str]:
     return frozenset(text.split())
 

@@ -403,6 +403,28 @@ def test_question_words_count_as_found_in_another_form(embedder):
     assert judge(question, postwar, extract_answer(question, postwar, embedder)).missing == ["king"]
 
 
+BREAD = [
+    hit(
+        "L'hydratation est le rapport entre l'eau et la farine. Ce rapport décide de la texture de la mie.", 0
+    ),
+    hit("Je travaille à 72 % d'hydratation. Cela donne une pâte collante mais facile à façonner.", 1),
+]
+
+
+def test_a_question_in_the_posts_language_is_checked_by_its_own_words(embedder):
+    """On a French blog, "Quelle est la capitale de l'Australie ?" quoted the post on dough: its French
+    function words ("quelle", "est", "la", "de"), kept by the English lists and found in every French
+    passage, made four of its six words "found". Now it asks "capitale" and "australie" (the elided "l'"
+    cut), both missing; a question the posts answer still finds "hydratation" in "l'hydratation"."""
+    question = "Quelle est la capitale de l'Australie ?"
+    verdict = judge(question, BREAD, extract_answer(question, BREAD, embedder))
+    assert verdict.missing == ["australie", "capitale"]
+    assert not verdict.answer, verdict.reason
+    question = "Quelle hydratation utilises-tu pour la pâte ?"
+    verdict = judge(question, BREAD, extract_answer(question, BREAD, embedder))
+    assert "hydratation" not in verdict.missing and verdict.answer, verdict
+
+
 def test_function_words_per_language_and_none_for_an_unknown_one():
     from core.text import function_words
 

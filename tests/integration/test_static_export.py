@@ -255,6 +255,34 @@ def test_the_page_leaves_out_the_third_person_as_the_server_does(projects, tmp_p
     ]
 
 
+def test_the_page_checks_a_questions_own_words_as_the_server_does(projects, tmp_path):
+    # The bar's words of a question in another language than English: without its function and question
+    # words and elided articles (abstain.py `asked_words`). The page counted "quelle", "est", "la" as
+    # asked and found, and answered "Quelle est la capitale de l'Australie ?" on a French blog.
+    from core.answer.abstain import asked_words
+
+    asked = [
+        "Quelle est la capitale de l'Australie ?",
+        "Qu'est-ce que le levain ?",
+        "Comment se passe ta journée de boulange ?",
+        "Was ist die Hauptstadt von Australien?",
+        "Welche Pflanzen empfiehlst du für Bienen?",
+        "¿Cuál es la capital de Australia?",
+        "Why did the author quit Instagram?",
+        "What is the capital of Australia?",
+    ]
+    out = run_node(
+        "const L = core.makeLexicon(input.lexicon);"
+        "const engine = { L, about: (q) => core.withoutThirdPerson(q, L) };"
+        "const words = (q) => [...core.Engine.prototype.askedWords.call(engine, q, core.detectLanguage(q, L))];"
+        "console.log(JSON.stringify(input.texts.map((q) => words(q).sort())));",
+        {"lexicon": lexicon(read_corpus(Store(projects)).chunks), "texts": asked},
+        tmp_path,
+    )
+    assert out == [sorted(asked_words(q, detect_language(q))) for q in asked]
+    assert out[:2] == [["australie", "capitale"], ["levain"]]
+
+
 def followup_pairs() -> list[tuple[str, str]]:
     """(previous question, follow-up) pairs of the tuning follow-up sets."""
     pairs = []

@@ -46,6 +46,8 @@ export function makeLexicon(lex) {
     wordLangs,
     hints: Object.entries(lex.letter_hints),
     functionWords: Object.fromEntries(Object.entries(lex.function_words).map(([k, v]) => [k, new Set(v)])),
+    // words.py ELIDED: "l'australie" is "australie" to the relevance bar (older exports: none)
+    elided: new RegExp(`^(?:${(lex.elided || []).join("|") || "(?!)"})['’](?=\\p{L})`, "u"),
     thirdPerson: Object.fromEntries(
       Object.entries(lex.third_person || {}).map(([lang, words]) => {
         const alts = [...words].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|");
@@ -622,13 +624,15 @@ export class Engine {
     const R = this.rules;
     const L = this.L;
     const checked = hits.slice(0, R.checked_hits);
-    const asked = contentWords(this.about(question), L);
     const questionLang = detectLanguage(question, L);
+    const asked = this.askedWords(question, questionLang);
     const texts = checked.map((h) => this.chunks[h.chunk]);
     const postsLang = texts.length ? detectLanguage(texts.map((c) => c.text).join(" "), L) : UND;
     const passages = texts.map((c) => [c.title, c.section, c.text, c.keywords.join(" ")].join(" "));
     const known = new Set();
-    for (const p of passages) for (const w of contentWords(p, L)) known.add(w);
+    for (const p of passages) {
+      for (const w of contentWords(p, L)) known.add(w).add(w.replace(L.elided, "")); // "l'hydratation"
+    }
     const otherLanguage = differ(questionLang, postsLang);
     let missing = new Set([...asked].filter((w) => !known.has(w)));
     if (missing.size && !otherLanguage) missing = this.unmatched(missing, passages, postsLang);
@@ -659,6 +663,22 @@ export class Engine {
     }
     const [ok, reason] = this.decide(signals, R.thresholds);
     return { answer: ok, reason, ...signals };
+  }
+
+  /** The question's content words the bar checks (abstain.py `asked_words`): in a language other than
+   * English, without elided articles and that language's function and question words. */
+  askedWords(question, questionLang) {
+    const L = this.L;
+    const asked = contentWords(this.about(question), L);
+    if (questionLang === "en" || questionLang === UND) return asked;
+    const noise = L.functionWords[questionLang] || new Set();
+    const questionWords = cuesOf(questionLang, L).questionWords;
+    const out = new Set();
+    for (const word of asked) {
+      const w = word.replace(L.elided, "");
+      if (!noise.has(w) && !questionWords.has(w) && Array.from(w).length > 1) out.add(w); // as wordsOf
+    }
+    return out;
   }
 
   /** Whether words found by meaning could change the decision (abstain.py `_near_matters`). */
