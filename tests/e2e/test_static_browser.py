@@ -207,6 +207,35 @@ def test_a_words_table_that_failed_to_load_is_fetched_again(site, driver):
         assert second["verdict"]["near"]["colour"] > 0.9 and second["mode"] == "extractive"
 
 
+@pytest.mark.parametrize(
+    ("name", "cut"),
+    [("data/vectors.i8", 5000), ("data/index.json", 20000)],
+    ids=["vectors-cut-short", "index-cut-short"],
+)
+def test_a_damaged_data_file_is_named_with_what_to_do(site, driver, tmp_path, name, cut):
+    # A file of the folder cut short (a failed upload): the vectors were read as they were and every
+    # question got "I haven't written about that"; a cut index said only "Expected ':' after property
+    # name in JSON". Now the page names the file and says to export again, and asks nothing.
+    from playwright.sync_api import expect
+
+    broken = tmp_path / "site"
+    shutil.copytree(site, broken)
+    damaged = broken / name
+    damaged.write_bytes(damaged.read_bytes()[:cut])
+    with serve_folder(broken) as url:
+        browser = launch_chromium(driver)
+        try:
+            page = browser.new_page()
+            page.goto(url + "index.html")
+            status = page.locator("#inkwell-status")
+            expect(status).not_to_have_text("Loading the assistant…", timeout=LOAD_TIMEOUT)
+            expect(status).to_contain_text(f"{name} is damaged")
+            expect(status).to_contain_text("export the site again")
+            assert page.get_attribute("#inkwell-form", "data-ready") is None
+        finally:
+            browser.close()
+
+
 def turn(page, question: str) -> str:
     """Ask on the page as a reader does; the latest turn's text."""
     page.evaluate("document.getElementById('inkwell-answer').removeAttribute('data-mode')")

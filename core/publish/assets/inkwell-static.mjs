@@ -18,17 +18,46 @@ async function fetchOk(path) {
   return response;
 }
 
+// A file of the folder cut short or replaced (a failed upload, a file from another export) is named, with
+// what to do: read as it is, a short vector file made every question "I haven't written about that".
+const damaged = (path, why) => new Error(`${path} is damaged (${why}): export the site again`);
+
+async function fetchJson(path) {
+  const response = await fetchOk(path);
+  try {
+    return await response.json();
+  } catch (err) {
+    throw damaged(path, err.message);
+  }
+}
+
+/** Throws, naming the file, unless `bytes` is the `expected` size its index says. */
+function checkSize(path, bytes, expected) {
+  if (bytes !== expected) {
+    const n = (x) => x.toLocaleString("en");
+    throw damaged(path, `${n(bytes)} bytes where data/index.json needs ${n(expected)}`);
+  }
+}
+
 /** Everything the page needs, loaded once; resolves to {engine, embed, seconds}. */
 async function load() {
   const started = performance.now();
   const [index, vectors, scales, tokenizer, model] = await Promise.all([
-    fetchOk("data/index.json").then((r) => r.json()),
+    fetchJson("data/index.json"),
     fetchOk("data/vectors.i8").then((r) => r.arrayBuffer()),
     fetchOk("data/scales.f32").then((r) => r.arrayBuffer()),
-    fetchOk("model/tokenizer.json").then((r) => r.json()),
+    fetchJson("model/tokenizer.json"),
     fetchOk("model/question.onnx").then((r) => r.arrayBuffer()),
   ]);
-  const session = await ort.InferenceSession.create(new Uint8Array(model), { executionProviders: ["wasm"] });
+  const rows = index.counts.chunks + index.counts.sentences + index.counts.headings;
+  checkSize("data/vectors.i8", vectors.byteLength, rows * index.dim);
+  checkSize("data/scales.f32", scales.byteLength, rows * 4);
+  let session;
+  try {
+    session = await ort.InferenceSession.create(new Uint8Array(model), { executionProviders: ["wasm"] });
+  } catch (err) {
+    throw damaged("model/question.onnx", err.message);
+  }
   const engine = new Engine(index, new Int8Array(vectors), new Float32Array(scales), stem);
   const wordpiece = new WordPiece(tokenizer, index.max_tokens);
   async function embed(text) {
@@ -47,10 +76,12 @@ async function load() {
   engine.embedWord = async (word) => words.get(word) || words.set(word, await embed(word)).get(word);
   engine.loadWords = async () => {
     const [list, ints, scales] = await Promise.all([
-      fetchOk("data/words.json").then((r) => r.json()),
+      fetchJson("data/words.json"),
       fetchOk("data/words.i8").then((r) => r.arrayBuffer()),
       fetchOk("data/words.f32").then((r) => r.arrayBuffer()),
     ]);
+    checkSize("data/words.i8", ints.byteLength, list.length * index.dim); // else: words as written
+    checkSize("data/words.f32", scales.byteLength, list.length * 4);
     return { words: list, vectors: new Int8Array(ints), scales: new Float32Array(scales) };
   };
   return { engine, embed, seconds: (performance.now() - started) / 1000 };
