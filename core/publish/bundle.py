@@ -42,7 +42,7 @@ from core.answer.extractive import (
 from core.answer.near_words import MIN_CHARS, passage_words
 from core.answer.question import FOLLOWUP_CONTENT_WORDS
 from core.answer.quotable import lends_back, readable, sentence_units
-from core.answer.reply import CANNOT_READ, NO_ANSWER
+from core.answer.reply import CANNOT_READ, NO_ANSWER, decline_replies
 from core.chunk import STOPWORDS
 from core.config import Settings
 from core.embed import Embedder, relevance_scale
@@ -324,7 +324,7 @@ def build_index(
             "words": len(words),
         },
         "settings": _settings(settings),
-        "rules": _rules(corpus.model_id, bar),
+        "rules": _rules(corpus.model_id, bar, decline_replies(settings)),
         "chunks": chunks,
         "bm25": bm25_index(corpus.chunks),
         "lexicon": lexicon(corpus.chunks),
@@ -353,7 +353,7 @@ def _settings(settings: Settings) -> dict:
     }
 
 
-def _rules(model_id: str, bar: Bar | None = None) -> dict:
+def _rules(model_id: str, bar: Bar | None = None, declines: dict[str, str] | None = None) -> dict:
     """The constants of core/answer and core/search that the page's port of them needs."""
     bar = bar or thresholds_for(model_id)
     profile = profile_for(model_id)
@@ -389,6 +389,7 @@ def _rules(model_id: str, bar: Bar | None = None) -> dict:
         "min_head_chars": MIN_HEAD_CHARS,
         "min_word_chars": MIN_CHARS,
         "min_modifier_chars": MIN_MODIFIER_CHARS,
-        "no_answer": {**NO_ANSWER, "en": NO_ANSWER_MESSAGE},
+        # the owner's decline text in its language, as the server replies (reply.py `decline_replies`)
+        "no_answer": declines or {**NO_ANSWER, "en": NO_ANSWER_MESSAGE},
         "cannot_read": CANNOT_READ,
     }

@@ -155,6 +155,8 @@ def export_static(settings: Settings, path: str | Path) -> StaticReport:
     check_model(model_id)
     vendor = runtime_files()  # before the slow parts: a missing runtime fails at once
     corpus = read_corpus(store)
+    owner = load_owner(store)
+    settings = apply_owner(settings, owner)  # the decline text saved on the Settings page, as the server's
     embedder = embedder_for_store(settings, model_id)
     index, blobs = build_index(corpus, embedder, settings, bar_for_table(store, embedder))
     index["fts_stop_words"] = sorted(FTS_STOP_WORDS)
@@ -167,8 +169,7 @@ def export_static(settings: Settings, path: str | Path) -> StaticReport:
     for name in PAGE_FILES:
         written[name] = _copy(ASSETS / name, out / name)
     written["widget.js"] = _copy(WIDGET, out / "widget.js")
-    owner = load_owner(store)
-    title = owner.title(apply_owner(settings, owner))
+    title = owner.title(settings)
     written["data/welcome.json"] = _write(out / "data" / "welcome.json", welcome(title, owner))
     for name, data in blobs.items():
         written[f"data/{name}"] = _write(out / "data" / name, data)

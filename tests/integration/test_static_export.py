@@ -143,6 +143,25 @@ def test_a_place_it_cannot_write_is_named_without_a_traceback(projects, tmp_path
     assert "could not write the static site to" in result.output and "Not a directory" in result.output
 
 
+def test_the_owners_decline_text_is_the_pages_as_the_servers(projects, tmp_path):
+    # The decline text saved on the Settings page replaced the built-in one on the server only: the page
+    # still said "Darüber habe ich nicht geschrieben, …" where the server gave the author's words.
+    from core.answer.owner import save_owner
+    from core.answer.reply import NO_ANSWER
+
+    if not (runtime_dir() / "onnxruntime-web").is_dir():
+        node()  # skips (or fails under CI) naming `make static`, as the ports' tests do
+    db = tmp_path / "db"
+    shutil.copytree(projects, db)
+    own = "Dazu habe ich leider noch nichts geschrieben – frag mich etwas über meine Werkstatt."
+    save_owner(Store(db), {"decline_text": own})
+    result = run("export", "--static", str(tmp_path / "site"), data_dir=db)
+    assert result.exit_code == 0, result.output
+    declines = json.loads((tmp_path / "site" / "data" / "index.json").read_text(encoding="utf-8"))["rules"]
+    assert declines["no_answer"]["de"] == own
+    assert declines["no_answer"]["en"] == NO_ANSWER["en"]  # other languages keep the built-in ones
+
+
 # The data -------------------------------------------------------------------------------------------
 
 
