@@ -236,6 +236,49 @@ def test_a_damaged_data_file_is_named_with_what_to_do(site, driver, tmp_path, na
             browser.close()
 
 
+GERMAN_POSTS = {
+    "winter": "Bienen im Winter\n\nIm Winter bilden die Bienen eine Traube. Die Traube hält in der Mitte etwa "
+    "20 Grad, auch wenn es draußen friert. Das kostet viel Energie. Deshalb füttere ich im September "
+    "Zuckersirup, und jedes Volk bekommt etwa 15 Kilo.\n",
+    "varroa": "Der Kampf gegen die Varroamilbe\n\nDie Varroamilbe ist der größte Feind meiner Bienen. Nach "
+    "der letzten Honigernte behandle ich mit Ameisensäure. Im Dezember träufle ich Oxalsäure auf die "
+    "Bienen, wenn das Volk brutfrei ist.\n",
+    "garten": "Ein Garten für Bienen\n\nSeit ich Bienen halte, ist unser Rasen zur Hälfte einer Blumenwiese "
+    "gewichen. Die Phacelia säe ich jedes Jahr neu aus. Diese Pflanze heißt nicht umsonst Bienenfreund.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def german_page(tmp_path_factory: pytest.TempPathFactory, embedder, driver):
+    """A German blog's page (three posts, MiniLM as static mode needs), exported and opened."""
+    root = tmp_path_factory.mktemp("static-de")
+    for name, text in GERMAN_POSTS.items():
+        write(root / "posts" / f"{name}.txt", text)
+    db = root / "db"
+    settings = Settings.load({"data_dir": db, "embed_model": "all-MiniLM-L6-v2"}, environ={})
+    report = ingest_paths([root / "posts"], settings, embedder=embedder)
+    assert report.ok, report.summary()
+    done = subprocess.run(
+        [sys.executable, "-m", "core.cli", "export", "--static", str(root / "site"), "--data-dir", str(db)],
+        capture_output=True,
+        text=True,
+        env=app_environ(),
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr
+    with serve_folder(root / "site") as url, static_page(driver, url) as page:
+        yield page
+
+
+def test_a_decline_on_a_german_blog_is_german_down_to_the_closest_posts(german_page):
+    # The chat on the server says "Am nächsten kommen diese Beiträge:" under a German decline; the page
+    # said "The closest posts:" under "Darüber habe ich nicht geschrieben, …".
+    submit(german_page, "Wie repariere ich ein Fahrrad?")
+    answer = german_page.inner_text("#inkwell-answer")
+    assert "Darüber habe ich nicht geschrieben" in answer
+    assert "Am nächsten kommen diese Beiträge:" in answer and "The closest posts" not in answer
+
+
 def turn(page, question: str) -> str:
     """Ask on the page as a reader does; the latest turn's text."""
     page.evaluate("document.getElementById('inkwell-answer').removeAttribute('data-mode')")

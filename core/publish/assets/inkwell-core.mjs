@@ -803,7 +803,15 @@ export class Engine {
     if (s.query === question && postsLang === "en" && differ(lang, postsLang)) {
       return { ...base, mode: "none", text: this.rules.cannot_read[lang] || this.rules.cannot_read.en, suggestions: [] };
     }
-    return { ...base, mode: "none", text: this.rules.no_answer[lang] || this.rules.no_answer.en, suggestions: this.suggest(hits) };
+    // The line over the closest posts, in the question's language as the server's chat (reply.py CLOSEST).
+    const closest = (this.rules.closest || {})[lang] || (this.rules.closest || {}).en || "The closest posts:";
+    return {
+      ...base,
+      mode: "none",
+      text: this.rules.no_answer[lang] || this.rules.no_answer.en,
+      closest,
+      suggestions: this.suggest(hits),
+    };
   }
 }
 

@@ -193,7 +193,7 @@ function render(reply, out) {
       item.append(link(s.title, s.url, ""));
       list.append(item);
     }
-    out.append(element("p", "The closest posts:", "inkwell-note"), list);
+    out.append(element("p", reply.closest || "The closest posts:", "inkwell-note"), list);
   }
 }
 
