@@ -56,9 +56,11 @@ NO_ANSWER = {code: record_of(code).no_answer for code in REPLY_LANGUAGES}
 # When the question is in a language the table's embedding model cannot compare with the posts' (an
 # English-only model) and nothing translated it: saying "I haven't written about that" would be false.
 CANNOT_READ = {code: record_of(code).cannot_read for code in REPLY_LANGUAGES}
+# The same on a blog not written in English ("please ask in the language my posts are written in").
+CANNOT_READ_OTHER = {code: record_of(code).cannot_read_other for code in REPLY_LANGUAGES}
 # For the owner (never shown to readers): how to let the blog read such questions.
 CANNOT_READ_HELP = (
-    "questions in {language} cannot be compared with English posts by {model}: re-embed with "
+    "questions in {language} cannot be compared with {posts} posts by {model}: re-embed with "
     "`inkwell reembed --embed-model multilingual-e5-small`, or configure an answer model "
     "(OPENAI_API_KEY or OPENAI_BASE_URL) so questions are translated first"
 )
@@ -260,13 +262,18 @@ def reply(
     extracted = extract_answer(searched, hits, embedder)
     verdict = judge(searched, hits, extracted, bar, embedder=embedder)
     if not verdict.answer and (language := cannot_read(searched, hits, embedder)):
-        # Only English posts are told apart by an English-only model: a reply in the language of what was
-        # searched says so, since "I haven't written about that" would be a guess. What was searched, not
-        # the question: "tell me more" searches the question before it again, which may be the unreadable
-        # one; a translated question is searched in the posts' language, which the model reads.
+        # An English-only model compares a question with posts in its own language only: a reply in the
+        # language of what was searched says so, since "I haven't written about that" would be a guess.
+        # What was searched, not the question: "tell me more" searches the question before it again, which
+        # may be the unreadable one; a translated question is searched in the posts' language, which the
+        # model reads.
+        posts = excerpts_language(hits)
+        table = CANNOT_READ if posts == "en" else CANNOT_READ_OTHER
         return Reply(
-            question, "none", verdict, hits, extracted, text=CANNOT_READ.get(language, CANNOT_READ["en"]),
-            owner_note=CANNOT_READ_HELP.format(language=language_name(language), model=embedder.model_id),
+            question, "none", verdict, hits, extracted, text=table.get(language, table["en"]),
+            owner_note=CANNOT_READ_HELP.format(
+                language=language_name(language), posts=language_name(posts), model=embedder.model_id
+            ),
             _started=started,
         )  # fmt: skip
     if not verdict.answer:
@@ -292,10 +299,11 @@ def reply(
 
 
 def cannot_read(question: str, hits: Sequence[Hit], embedder: Embedder) -> str:
-    """The question's language when the embedding model cannot compare it with the posts' (English
-    posts, an English-only model, a question in another language); "" when it can."""
+    """The question's language when the embedding model cannot compare it with the posts' (an
+    English-only model, a question in another language than the posts', both known); "" when it can.
+    An English question on a German blog is one: MiniLM reads German only word by word."""
     asked, posts = detect_language(question), excerpts_language(hits)
-    if posts != "en" or not languages_differ(asked, posts) or cross_lingual(embedder.model_id):
+    if not languages_differ(asked, posts) or cross_lingual(embedder.model_id):
         return ""
     return asked
 

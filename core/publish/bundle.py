@@ -42,7 +42,7 @@ from core.answer.extractive import (
 from core.answer.near_words import MIN_CHARS, passage_words
 from core.answer.question import FOLLOWUP_CONTENT_WORDS
 from core.answer.quotable import lends_back, readable, sentence_units
-from core.answer.reply import CANNOT_READ, CLOSEST, NO_ANSWER, decline_replies
+from core.answer.reply import CANNOT_READ, CANNOT_READ_OTHER, CLOSEST, NO_ANSWER, decline_replies
 from core.chunk import STOPWORDS
 from core.config import Settings
 from core.embed import Embedder, relevance_scale
@@ -392,5 +392,6 @@ def _rules(model_id: str, bar: Bar | None = None, declines: dict[str, str] | Non
         # the owner's decline text in its language, as the server replies (reply.py `decline_replies`)
         "no_answer": declines or {**NO_ANSWER, "en": NO_ANSWER_MESSAGE},
         "cannot_read": CANNOT_READ,
+        "cannot_read_other": CANNOT_READ_OTHER,
         "closest": CLOSEST,
     }

@@ -74,6 +74,9 @@ class Language:
     third_person: tuple[str, ...] = ()
     no_answer: str = ""
     cannot_read: str = ""
+    # The same for posts not in English (an English-only model reads them word by word only): it cannot
+    # name the posts' language in every reader's language, so it says "the language of my posts".
+    cannot_read_other: str = ""
     closest: str = ""
 
     @property
@@ -184,6 +187,7 @@ ENGLISH = Language(
     third_person=tuple(_phrases("she|he|her|his|hers|him|herself|himself|the author|the writer|the blogger")),
     no_answer="I haven't written about that, so I can't answer it from my posts.",
     cannot_read="I can't read questions in this language yet; please ask in English.",
+    cannot_read_other="I can't read questions in this language yet; please ask in the language my posts are written in.",
     closest="The closest posts I have written:",
 )
 
@@ -210,6 +214,7 @@ GERMAN = Language(
     announcing_openers=("hier ist", "hier sind", "folgendes"),
     no_answer="Darüber habe ich nicht geschrieben, deshalb kann ich es aus meinen Beiträgen nicht beantworten.",
     cannot_read="Fragen auf Deutsch kann ich noch nicht lesen; bitte fragen Sie auf Englisch.",
+    cannot_read_other="Fragen auf Deutsch kann ich noch nicht lesen; bitte fragen Sie in der Sprache meiner Beiträge.",
     closest="Am nächsten kommen diese Beiträge:",
 )
 
@@ -235,6 +240,7 @@ FRENCH = Language(
     announcing_openers=("voici", "voilà"),
     no_answer="Je n'ai pas écrit là-dessus, je ne peux donc pas y répondre à partir de mes articles.",
     cannot_read="Je ne sais pas encore lire les questions en français ; posez-la en anglais, s'il vous plaît.",
+    cannot_read_other="Je ne sais pas encore lire les questions en français ; posez-la dans la langue de mes articles, s'il vous plaît.",
     closest="Les articles les plus proches :",
 )
 
@@ -259,6 +265,7 @@ SPANISH = Language(
     announcing_openers=("aquí está", "aquí están", "he aquí"),
     no_answer="No he escrito sobre eso, así que no puedo responderlo a partir de mis publicaciones.",
     cannot_read="Todavía no puedo leer preguntas en español; pregúntelo en inglés, por favor.",
+    cannot_read_other="Todavía no puedo leer preguntas en español; pregúntelo en el idioma de mis textos, por favor.",
     closest="Las publicaciones más cercanas:",
 )
 
@@ -280,6 +287,7 @@ TURKISH = Language(
     announcing_openers=("işte",),
     no_answer="Bu konuda yazmadım, bu yüzden yazılarımdan yanıtlayamam.",
     cannot_read="Türkçe soruları henüz okuyamıyorum; lütfen İngilizce sorun.",
+    cannot_read_other="Türkçe soruları henüz okuyamıyorum; lütfen yazılarımın dilinde sorun.",
     closest="En yakın yazılarım:",
 )
 
@@ -298,6 +306,7 @@ SHORT_RECORDS: dict[str, Language] = {
             ),
             no_answer="Non ne ho scritto, quindi non posso rispondere dai miei post.",
             cannot_read="Non so ancora leggere domande in italiano; per favore, chiedi in inglese.",
+            cannot_read_other="Non so ancora leggere domande in italiano; per favore, chiedi nella lingua dei miei post.",
             closest="I post più vicini che ho scritto:",
         ),
         Language(
@@ -305,6 +314,7 @@ SHORT_RECORDS: dict[str, Language] = {
             more_requests=_phrases("mais|conte mais|me conte mais|fale mais|continue|continua|e depois"),
             no_answer="Não escrevi sobre isso, por isso não posso responder a partir dos meus textos.",
             cannot_read="Ainda não consigo ler perguntas em português; por favor, pergunte em inglês.",
+            cannot_read_other="Ainda não consigo ler perguntas em português; por favor, pergunte na língua dos meus textos.",
             closest="Os textos mais próximos que escrevi:",
         ),
         Language(
@@ -312,6 +322,7 @@ SHORT_RECORDS: dict[str, Language] = {
             more_requests=_phrases("meer|vertel meer|vertel me meer|ga door|ga verder|en toen|en verder"),
             no_answer="Daar heb ik niet over geschreven, dus ik kan het niet beantwoorden vanuit mijn berichten.",
             cannot_read="Vragen in het Nederlands kan ik nog niet lezen; stel je vraag alsjeblieft in het Engels.",
+            cannot_read_other="Vragen in het Nederlands kan ik nog niet lezen; stel je vraag alsjeblieft in de taal van mijn berichten.",
             closest="De berichten die er het dichtst bij komen:",
         ),
         Language(
@@ -322,6 +333,7 @@ SHORT_RECORDS: dict[str, Language] = {
             ),
             no_answer="Об этом в моих записях ничего нет, поэтому ответить я не могу.",
             cannot_read="Я пока не умею читать вопросы на русском; пожалуйста, спросите по-английски.",
+            cannot_read_other="Я пока не умею читать вопросы на русском; пожалуйста, спросите на языке моих записей.",
             closest="Самые близкие записи:",
         ),
         Language(
@@ -329,6 +341,7 @@ SHORT_RECORDS: dict[str, Language] = {
             more_requests=_phrases("もっと|もっと教えて|もっと詳しく|詳しく|続けて|続きを|続きは"),
             no_answer="そのことについては書いたことがないので、私の投稿からはお答えできません。",
             cannot_read="まだ日本語の質問は読めません。英語で質問してください。",
+            cannot_read_other="まだ日本語の質問は読めません。私の投稿と同じ言語で質問してください。",
             closest="いちばん近い投稿：",
         ),
         Language(
@@ -336,6 +349,7 @@ SHORT_RECORDS: dict[str, Language] = {
             more_requests=_phrases("继续|多说一点|再说说|详细说说|还有呢|然后呢|多讲一点"),
             no_answer="我没有写过这方面的内容，所以无法根据我的文章回答。",
             cannot_read="我还读不懂中文的问题；请用英文提问。",
+            cannot_read_other="我还读不懂中文的问题；请用我文章所用的语言提问。",
             closest="最相关的文章：",
         ),
         Language(
@@ -343,6 +357,7 @@ SHORT_RECORDS: dict[str, Language] = {
             more_requests=_phrases("더|더 알려줘|더 말해줘|계속|계속해|계속해줘|자세히"),
             no_answer="그것에 대해서는 쓴 적이 없어서 제 글로는 답할 수 없습니다.",
             cannot_read="아직 한국어 질문은 읽을 수 없습니다. 영어로 질문해 주세요.",
+            cannot_read_other="아직 한국어 질문은 읽을 수 없습니다. 제 글과 같은 언어로 질문해 주세요.",
             closest="가장 가까운 글:",
         ),
     )
@@ -352,7 +367,13 @@ REPLY_LANGUAGES: tuple[str, ...] = (*LANGUAGES, *SHORT_RECORDS)
 
 # A language without a record: no cues (none of another language's), English replies; `language()` gives
 # it the language's code, so its function words are the stop-words package's.
-FALLBACK = Language("", no_answer=ENGLISH.no_answer, cannot_read=ENGLISH.cannot_read, closest=ENGLISH.closest)
+FALLBACK = Language(
+    "",
+    no_answer=ENGLISH.no_answer,
+    cannot_read=ENGLISH.cannot_read,
+    cannot_read_other=ENGLISH.cannot_read_other,
+    closest=ENGLISH.closest,
+)
 # A text too short to tell its language: every record's follow-up cues, no sentence or number cues.
 UNKNOWN = Language(
     UNDETERMINED,
@@ -365,6 +386,7 @@ UNKNOWN = Language(
     third_person=ENGLISH.third_person,
     no_answer=ENGLISH.no_answer,
     cannot_read=ENGLISH.cannot_read,
+    cannot_read_other=ENGLISH.cannot_read_other,
     closest=ENGLISH.closest,
 )
 

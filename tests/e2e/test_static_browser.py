@@ -279,6 +279,16 @@ def test_a_decline_on_a_german_blog_is_german_down_to_the_closest_posts(german_p
     assert "Am nächsten kommen diese Beiträge:" in answer and "The closest posts" not in answer
 
 
+def test_an_english_question_on_a_german_blog_is_told_it_cannot_be_read_as_on_the_server(german_page):
+    # The page (like the server) told an English reader "I haven't written about that" about bees the
+    # German posts are all about: MiniLM reads German word by word only, so it cannot tell.
+    from core.answer.reply import CANNOT_READ_OTHER
+
+    reply = ask(german_page, "Which plant do you sow every year?")
+    assert reply["mode"] == "none" and reply["text"] == CANNOT_READ_OTHER["en"]
+    assert ask(german_page, "Come si cura la varroa?")["text"] == CANNOT_READ_OTHER["it"]
+
+
 def turn(page, question: str) -> str:
     """Ask on the page as a reader does; the latest turn's text."""
     page.evaluate("document.getElementById('inkwell-answer').removeAttribute('data-mode')")

@@ -14,6 +14,7 @@ from core.answer import extractive
 from core.answer.abstain import NO_ANSWER_MESSAGE, judge, suggest
 from core.answer.extractive import MAX_WORDS, extract_answer, is_signpost
 from core.answer.quotable import sentence_units
+from core.config import Settings
 from core.evaluate import evidence_found
 from core.models import Hit
 from core.profiles import profile_for
@@ -567,6 +568,27 @@ def test_the_answer_modules_do_not_even_import_a_model_client():
             for alias in node.names
         }
         assert not [m for m in imported if m and m.startswith(clients)], (name, imported)
+
+
+def test_a_question_in_another_language_than_a_german_blog_is_told_it_cannot_be_read(embedder):
+    # An English reader asking a German blog (MiniLM, as static mode needs) how the author got into
+    # beekeeping was told "I haven't written about that", though a post is about just that: only English
+    # posts got "I can't read questions in this language yet", and that said "please ask in English".
+    from core.answer import reply
+    from core.answer.reply import CANNOT_READ_OTHER
+
+    hits = [
+        hit("Vor sechs Jahren stand plötzlich ein Schwarm in unserem Apfelbaum. Das hat mich damals völlig "
+            "fasziniert, und im Herbst meldete ich mich beim Imkerverein an.", 0, "anfang", "Wie ich zur Imkerei kam"),
+        hit("Bienen zwingen einen zur Geduld. Diese Geduld fehlte mir vorher in fast allem, und deshalb "
+            "imkere ich bis heute.", 1, "anfang", "Wie ich zur Imkerei kam"),
+    ]  # fmt: skip
+    settings = Settings.load({"answer_mode": "extractive"}, environ={})
+    told = reply("How did you get into beekeeping?", hits, settings, embedder)
+    assert told.mode == "none" and told.text == CANNOT_READ_OTHER["en"]
+    assert "language my posts are written in" in told.text and "English posts" not in told.owner_note
+    italian = reply("Come hai iniziato con le api?", hits, settings, embedder)
+    assert italian.text == CANNOT_READ_OTHER["it"] and "lingua dei miei post" in italian.text
 
 
 def test_a_question_translated_first_is_answered_and_one_not_translated_is_told_the_language(demo, embedder):

@@ -9,7 +9,7 @@ import pytest
 from core.answer.extractive import is_signpost
 from core.answer.grounding import specifics
 from core.answer.question import looks_english, needs_context
-from core.answer.reply import CANNOT_READ, CLOSEST, NO_ANSWER
+from core.answer.reply import CANNOT_READ, CANNOT_READ_OTHER, CLOSEST, NO_ANSWER
 from core.text import function_words
 from core.text.languages import ENGLISH, FALLBACK, LANGUAGES, UNKNOWN, language
 from core.text.words import (
@@ -59,6 +59,8 @@ def test_every_reply_language_has_a_full_record(code):
     assert record.leaning_openers and record.announcing_openers
     assert NO_ANSWER[code] == record.no_answer and CANNOT_READ[code] == record.cannot_read
     assert CLOSEST[code] == record.closest
+    assert CANNOT_READ_OTHER[code] == record.cannot_read_other and record.cannot_read_other
+    assert code == "en" or record.cannot_read_other != ENGLISH.cannot_read_other
 
 
 @pytest.mark.parametrize(
@@ -95,8 +97,9 @@ def test_languages_with_replies_only_reply_in_their_own_language(code):
     # yet" in English; these languages have their fixed replies, and no cues.
     record = language(code)
     assert record.code == code and not record.referring and not record.continuations
-    replies = (record.no_answer, record.cannot_read, record.closest)
-    assert all(replies) and not {ENGLISH.no_answer, ENGLISH.cannot_read, ENGLISH.closest} & set(replies)
+    replies = (record.no_answer, record.cannot_read, record.cannot_read_other, record.closest)
+    english = {ENGLISH.no_answer, ENGLISH.cannot_read, ENGLISH.cannot_read_other, ENGLISH.closest}
+    assert all(replies) and not english & set(replies)
     assert NO_ANSWER[code] == record.no_answer and CANNOT_READ[code] == record.cannot_read
     assert CLOSEST[code] == record.closest
 
