@@ -284,8 +284,12 @@ def test_an_english_question_on_a_german_blog_is_told_it_cannot_be_read_as_on_th
     # German posts are all about: MiniLM reads German word by word only, so it cannot tell.
     from core.answer.reply import CANNOT_READ_OTHER
 
-    reply = ask(german_page, "Which plant do you sow every year?")
+    first = "Which plant do you sow every year?"
+    reply = ask(german_page, first)
     assert reply["mode"] == "none" and reply["text"] == CANNOT_READ_OTHER["en"]
+    conversation = [{"role": "user", "content": first}, {"role": "assistant", "content": reply["text"]}]
+    more = german_page.evaluate("([q, c]) => window.inkwell.ask(q, c)", ["tell me more", conversation])
+    assert more["query"] == first and more["text"] == CANNOT_READ_OTHER["en"]  # still unreadable
     assert ask(german_page, "Come si cura la varroa?")["text"] == CANNOT_READ_OTHER["it"]
 
 

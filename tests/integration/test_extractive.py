@@ -589,6 +589,11 @@ def test_a_question_in_another_language_than_a_german_blog_is_told_it_cannot_be_
     assert "language my posts are written in" in told.text and "English posts" not in told.owner_note
     italian = reply("Come hai iniziato con le api?", hits, settings, embedder)
     assert italian.text == CANNOT_READ_OTHER["it"] and "lingua dei miei post" in italian.text
+    # "tell me more" searches that question again: no more readable ("I haven't written about that")
+    more = reply(
+        "tell me more", hits, settings, embedder, query="How did you get into beekeeping?", follow_up="more"
+    )
+    assert more.mode == "none" and more.text == CANNOT_READ_OTHER["en"]
 
 
 def test_a_question_translated_first_is_answered_and_one_not_translated_is_told_the_language(demo, embedder):

@@ -800,10 +800,11 @@ export class Engine {
     }
     const lang = detectLanguage(question, this.L);
     const postsLang = hits.length ? detectLanguage(hits.map((h) => this.chunks[h.chunk].text).join(" "), this.L) : UND;
-    if (s.query === question && differ(lang, postsLang)) {
+    const asked = s.query === question ? lang : detectLanguage(s.query, this.L); // "tell me more": the last
+    if ((s.query === question || s.followUp) && differ(asked, postsLang)) {
       // reply.py `cannot_read`: MiniLM compares a question with posts in its own language only.
       const table = postsLang === "en" ? this.rules.cannot_read : this.rules.cannot_read_other;
-      return { ...base, mode: "none", text: table[lang] || table.en, suggestions: [] };
+      return { ...base, mode: "none", text: table[asked] || table.en, suggestions: [] };
     }
     // The line over the closest posts, in the question's language as the server's chat (reply.py CLOSEST).
     const closest = (this.rules.closest || {})[lang] || (this.rules.closest || {}).en || "The closest posts:";
