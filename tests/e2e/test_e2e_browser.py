@@ -166,7 +166,7 @@ def test_chat_quotes_the_author_and_says_what_she_has_not_written_about(page, se
     links = body.locator("a")
     assert links.count() >= 1
     posts = {post["post_id"]: post for post in Store(data_dir).list_posts()}
-    chunks = Store(data_dir).list_chunks(columns=["post_id", "text"])
+    chunks = Store(data_dir).list_chunks(columns=["post_id", "text", "section"])
     groups = re.split(r"^From (.+):$", body.inner_text().strip(), flags=re.MULTILINE)
     assert groups[0].strip() == "" and len(groups) >= 3, groups
     hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
@@ -177,7 +177,12 @@ def test_chat_quotes_the_author_and_says_what_she_has_not_written_about(page, se
         text = " ".join(c["text"] for c in chunks if c["post_id"] == post_id)
         assert "…" not in quoted  # a passage is the author's text as written, never glued across a gap
         lines = [" ".join(line.split()) for line in quoted.splitlines() if line.strip()]  # line breaks kept
-        assert lines and all(line in " ".join(text.split()) for line in lines), (title, lines)
+        # … and a line that is no sentence is the heading of a section the passage goes on into.
+        headings = {c["section"] for c in chunks if c["post_id"] == post_id}
+        assert lines and all(line in " ".join(text.split()) or line in headings for line in lines), (
+            title,
+            lines,
+        )
     assert "why-this-blog-exists" in [parse_qs(urlsplit(h).query)["post"][0] for h in hrefs]  # retrieval
     sources = answer.get_by_test_id("stMarkdown").filter(has_text=re.compile(r"^Sources")).last
     assert not any("relevance" in s for s in sources.locator("li").all_inner_texts())  # the owner's detail
