@@ -124,7 +124,7 @@ def ingest(
     from core.cli.ingest import dry_run_lines, outcome_lines
     from core.cli.sources import check_schemes, ingest_remembered, ingest_web, is_web_address, outcomes_json
     from core.ingest import ingest_posts
-    from core.parse import ImportOptions, parse_paths, parse_text, post_types
+    from core.parse import ImportOptions, parse_paths, parse_piped, post_types
     from core.prepare import LLMPrepOptions
 
     llm = LLMPrepOptions(rewrite, llm_chunks, llm_keywords, llm_concurrency)
@@ -168,7 +168,11 @@ def ingest(
     files = [p for p in paths if p != "-" and p not in urls]
     parsed = parse_paths(files, collection=collection, options=options)
     if "-" in paths and title:
-        parsed.posts.append(parse_text(sys.stdin.read(), title, collection=collection or "writings"))
+        # Bytes, decoded as a file's are: a Latin-1 text piped in is read with a warning, not refused
+        # with "surrogates not allowed" (what text-mode stdin makes of the bytes it cannot decode).
+        post, warnings = parse_piped(sys.stdin.buffer.read(), title, collection=collection or "writings")
+        parsed.posts.append(post)
+        parsed.warnings.extend(warnings)
     for error in parsed.errors:
         echo(f"skipped {error}", fg="yellow", err=True)
     for warning in parsed.warnings:

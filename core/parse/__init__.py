@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from core.parse.fields import FORMATS, slugify
 from core.parse.options import ImportOptions, post_types
-from core.parse.reader import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, parse_bytes, parse_paths, parse_text
+from core.parse.reader import (
+    MAX_FILE_BYTES,
+    SUPPORTED_SUFFIXES,
+    parse_bytes,
+    parse_paths,
+    parse_piped,
+    parse_text,
+)
 
 __all__ = [
     "FORMATS",
@@ -16,6 +23,7 @@ __all__ = [
     "ImportOptions",
     "parse_bytes",
     "parse_paths",
+    "parse_piped",
     "parse_text",
     "post_types",
     "slugify",

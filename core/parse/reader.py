@@ -203,6 +203,20 @@ def parse_text(
         raise ValueError(f"reading the text stopped the reader process ({exc})") from None
 
 
+def parse_piped(
+    data: bytes, title: str, *, collection: str = DEFAULT_COLLECTION
+) -> tuple[Post, list[ParseError]]:
+    """One post from bytes piped in (`inkwell ingest - --title T`), decoded as a file's bytes are
+    (UTF-8, UTF-16/32 by byte-order mark, else Windows-1252 with a warning), and its warnings, named
+    "standard input". Raises ValueError with a one-line reason for binary, damaged or empty input."""
+    ctx = Context("standard input", Path("standard-input.txt"), collection, DEFAULT_COLLECTION)
+    try:
+        text = decode(data, ctx)
+    except BadInput as exc:
+        raise ValueError(f"standard input {exc}") from None
+    return parse_text(text, title, collection=collection), ctx.warnings
+
+
 def _parse_text_here(
     text: str,
     title: str,

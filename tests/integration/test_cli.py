@@ -87,6 +87,22 @@ def test_title_goes_with_standard_input_only(corpus, tmp_path):
     assert run("posts", "list", "--ids", data_dir=db).stdout.split() == ["pasted"]
 
 
+def test_standard_input_not_in_utf8_is_read_as_a_file_would_be(tmp_path):
+    """Latin-1 bytes piped to `ingest -` are read as Windows-1252 with a warning, as the same bytes in a
+    file are; they were refused with "'utf-8' codec can't encode character '\\udce9' … surrogates not
+    allowed". Bytes that are no text are refused naming standard input."""
+    db = tmp_path / "db"
+    latin = "Café au lait while I sand the maple legs.".encode("cp1252")
+    piped = run("ingest", "-", "--title", "Sanding", "--json", data_dir=db, input=latin)
+    assert piped.exit_code == 0, piped.output
+    assert json.loads(piped.stdout)["warnings"][0]["source"] == "standard input"
+    assert "warning standard input: is not UTF-8 (byte 0xE9 at offset 3)" in piped.stderr
+    shown = run("posts", "show", "sanding", "--raw", data_dir=db)
+    assert shown.stdout.startswith("Café au lait while I sand")
+    binary = run("ingest", "-", "--title", "Blob", data_dir=db, input=b"\x00\x01\x02 not text")
+    assert binary.exit_code == 1 and "standard input looks binary" in binary.stderr
+
+
 def test_collection_filter(corpus, tmp_path):
     db = tmp_path / "db"
     run("ingest", str(corpus), data_dir=db)
