@@ -21,7 +21,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -301,7 +301,8 @@ class ChangeLog:
         )
         restored = [p for p in change.post_ids if before[p] is not None]
         removed = [p for p in change.post_ids if before[p] is None]
-        return Undone(change, restored, removed)
+        # The change as it now stands: `inkwell undo --json` said "undone_at": null for what it had undone.
+        return Undone(replace(change, undone_at=stamp), restored, removed)
 
     def _undoable(self, change_id: str | None) -> Change:
         if change_id is None:

@@ -103,6 +103,17 @@ def test_standard_input_not_in_utf8_is_read_as_a_file_would_be(tmp_path):
     assert binary.exit_code == 1 and "standard input looks binary" in binary.stderr
 
 
+def test_undo_json_says_when_the_change_was_undone(corpus, tmp_path):
+    """`undo --json` gives the change as `changes --json` then shows it: it said "undone_at": null."""
+    db = tmp_path / "db"
+    assert run("ingest", str(corpus), data_dir=db).exit_code == 0
+    undone = run("undo", "--json", data_dir=db)
+    assert undone.exit_code == 0, undone.output
+    reply = json.loads(undone.stdout)
+    logged = json.loads(run("changes", "--json", data_dir=db).stdout)
+    assert reply["undone"] and reply["undone_at"] and reply["undone_at"] == logged["undone_at"]
+
+
 def test_collection_filter(corpus, tmp_path):
     db = tmp_path / "db"
     run("ingest", str(corpus), data_dir=db)
