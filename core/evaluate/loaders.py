@@ -13,9 +13,7 @@ from core.evaluate.metrics import Query, normalise_quote
 def load_queries(path: str | Path) -> list[Query]:
     """Read a jsonl file of {"id", "text", optional "evidence"} objects (BEIR's "_id" is accepted too)."""
     path = Path(path)
-    # utf-8-sig: files saved by Windows editors start with a BOM that would otherwise break line 1.
-    with path.open(encoding="utf-8-sig") as fh:
-        return read_queries(fh, str(path))
+    return read_queries(_file_lines(path), str(path))
 
 
 def read_queries(lines: Iterable[str], source: str) -> list[Query]:
@@ -91,8 +89,20 @@ def load_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     grades are kept as they are because nDCG uses them as gains. A later row for the same pair wins.
     """
     path = Path(path)
-    with path.open(encoding="utf-8-sig") as fh:
-        return read_qrels(fh, str(path))
+    return read_qrels(_file_lines(path), str(path))
+
+
+def _file_lines(path: Path) -> list[str]:
+    """The file's lines (split on line feeds only, as reading it line by line does); a file that is not
+    UTF-8 text is a ValueError naming it and the line, not Python's bare "'utf-8' codec can't decode"."""
+    data = path.read_bytes()
+    try:
+        # utf-8-sig: files saved by Windows editors start with a BOM that would otherwise break line 1.
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ValueError(f"{path}:{line}: not UTF-8 text (re-save it as UTF-8)") from None
+    return text.split("\n")
 
 
 def read_qrels(lines: Iterable[str], source: str) -> dict[str, dict[str, int]]:

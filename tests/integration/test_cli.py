@@ -114,6 +114,17 @@ def test_undo_json_says_when_the_change_was_undone(corpus, tmp_path):
     assert reply["undone"] and reply["undone_at"] and reply["undone_at"] == logged["undone_at"]
 
 
+@pytest.mark.parametrize("command", [["search"], ["eval", "--qrels", "QUERIES"]])
+def test_a_query_file_not_in_utf8_is_named_with_its_line(tmp_path, command):
+    """A Latin-1 --queries file said only "'utf-8' codec can't decode byte 0xe9 in position 30…"."""
+    queries = tmp_path / "q.jsonl"
+    queries.write_bytes('{"id": "a", "text": "wood"}\n{"id": "b", "text": "café"}\n'.encode("cp1252"))
+    args = [str(queries) if arg == "QUERIES" else arg for arg in command]
+    result = run(*args, "--queries", str(queries), data_dir=tmp_path / "db")
+    assert result.exit_code == 1
+    assert f"Error: {queries}:2: not UTF-8 text (re-save it as UTF-8)" in result.stderr
+
+
 def test_collection_filter(corpus, tmp_path):
     db = tmp_path / "db"
     run("ingest", str(corpus), data_dir=db)
