@@ -268,7 +268,8 @@ def finish_report(report: Any, as_json: bool, sources: dict | None = None) -> No
 )
 @click.option("--json", "as_json", is_flag=True, help="With --static: print the report (sizes) as JSON.")
 def export_cmd(path: str, static: bool, as_json: bool, data_dir: str | None) -> None:
-    """Write every chunk to PATH in NUMAIN's chunks.json format, or with --static a static site."""
+    """Write every chunk to PATH ('-': standard output) in NUMAIN's chunks.json format, or with --static
+    a static site."""
     from core.ingest import write_export
     from core.store import Store
 
@@ -286,6 +287,13 @@ def export_cmd(path: str, static: bool, as_json: bool, data_dir: str | None) -> 
         else:
             for line in report.summary().splitlines():  # one echo a line: echo escapes a line break
                 echo(line)
+        return
+    if path == "-":  # for a pipe: `inkwell export - | gzip > chunks.json.gz` (it wrote a file named "-")
+        from core.ingest.exchange import export_text
+
+        text, count = export_text(Store(settings_for(data_dir).data_dir))
+        click.echo(text, nl=False)
+        echo(f"exported {plural(count, 'chunk')} to standard output", err=True)
         return
     if Path(path).is_dir():
         raise click.BadParameter(f"{path!r} is a folder (a static site needs --static)", param_hint="PATH")

@@ -40,11 +40,24 @@ def export_chunks(store: Store) -> list[dict]:
 
 
 def write_export(store: Store, path: str | Path) -> int:
-    """Write all chunks to `path` (written to a temp file first so a failure leaves no half file)."""
-    items = export_chunks(store)
-    text = json.dumps(items, ensure_ascii=False, indent=2)
+    """Write all chunks to `path` (written to a temp file first so a failure leaves no half file). A
+    symbolic link's file is written, the link kept; a path that is no regular file (/dev/stdout, a
+    named pipe) is written into as it is."""
+    text, count = export_text(store)
     target = Path(path)
+    if target.exists() and not target.is_file():
+        # The temp-file-and-rename would put a regular file in its place (as root, /dev/stdout itself).
+        with target.open("w", encoding="utf-8") as fh:
+            fh.write(text)
+        return count
+    target = target.resolve()  # a link to the backup on another disk stays a link
     tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(text + "\n", encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(target)
-    return len(items)
+    return count
+
+
+def export_text(store: Store) -> tuple[str, int]:
+    """The chunks.json document of every stored chunk (its last line ended), and how many chunks."""
+    items = export_chunks(store)
+    return json.dumps(items, ensure_ascii=False, indent=2) + "\n", len(items)

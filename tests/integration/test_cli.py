@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -162,6 +165,32 @@ def test_chunks_list_and_show_with_embedded_text(corpus, tmp_path):
     assert missing.exit_code == 1 and "no chunk with id 'nope#9'" in missing.output
     unknown = run("chunks", "list", "--post", "nope", data_dir=db)  # a typo is named, not an empty list
     assert unknown.exit_code == 1 and "no post with id 'nope'" in unknown.output
+
+
+def test_export_to_a_pipe_a_link_or_standard_output_keeps_the_path_as_it_is(corpus, tmp_path):
+    """`export -` wrote a file named "-"; a symbolic link or /dev/stdout was replaced by a regular file
+    (the temp file renamed over it). Now '-' is standard output, a link's file is written, the link kept,
+    and a named pipe is written into."""
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    piped = run("export", "-", data_dir=db)
+    assert piped.exit_code == 0, piped.output
+    assert len(json.loads(piped.stdout)) == 4 and "exported 4 chunks to standard output" in piped.stderr
+    backups = tmp_path / "nas"
+    backups.mkdir()
+    link = tmp_path / "latest.json"
+    link.symlink_to(backups / "chunks.json")
+    assert run("export", str(link), data_dir=db).exit_code == 0
+    assert link.is_symlink() and len(json.loads((backups / "chunks.json").read_text())) == 4
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    written = run("export", str(fifo), data_dir=db)
+    reader.join(timeout=30)
+    assert written.exit_code == 0 and stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert len(json.loads(read[0])) == 4
 
 
 def test_export_import_round_trip(corpus, tmp_path):
