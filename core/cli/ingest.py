@@ -18,7 +18,7 @@ from core.cli.main import (
     main,
     settings_for,
 )
-from core.cli.output import echo, print_json
+from core.cli.output import echo, print_json, print_json_text
 from core.config import Settings, language_codes
 from core.ingest import IngestReport, Progress
 from core.ingest.timed import POST_TIME_LIMIT
@@ -292,7 +292,7 @@ def export_cmd(path: str, static: bool, as_json: bool, data_dir: str | None) -> 
         from core.ingest.exchange import export_text
 
         text, count = export_text(Store(settings_for(data_dir).data_dir))
-        click.echo(text, nl=False)
+        print_json_text(text)
         echo(f"exported {plural(count, 'chunk')} to standard output", err=True)
         return
     if Path(path).is_dir():

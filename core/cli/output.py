@@ -64,6 +64,15 @@ def print_json(value: Any) -> None:
     click.echo(_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
 
 
+def print_json_text(text: str) -> None:
+    """A JSON document already serialised (indented: its line breaks are between tokens, since JSON
+    escapes those inside strings), with the characters `print_json` escapes escaped as it does; printed
+    as is otherwise, with no line end added."""
+    click.echo(
+        _UNSAFE.sub(lambda m: m.group() if m.group() == "\n" else f"\\u{ord(m.group()):04x}", text), nl=False
+    )
+
+
 @contextmanager
 def _escaped_errors() -> Iterator[None]:
     try:
