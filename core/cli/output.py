@@ -61,16 +61,19 @@ def print_json(value: Any) -> None:
     """`value` as one line of JSON. json.dumps escapes C0 controls; DEL, C1 controls, U+2028/2029, the
     bidirectional controls and lone surrogates are escaped here (`\\u009b`), which is still the same JSON."""
     text = json.dumps(value, ensure_ascii=False)
-    click.echo(_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+    click.echo(_json_escaped(text))
 
 
 def print_json_text(text: str) -> None:
     """A JSON document already serialised (indented: its line breaks are between tokens, since JSON
     escapes those inside strings), with the characters `print_json` escapes escaped as it does; printed
     as is otherwise, with no line end added."""
-    click.echo(
-        _UNSAFE.sub(lambda m: m.group() if m.group() == "\n" else f"\\u{ord(m.group()):04x}", text), nl=False
-    )
+    click.echo(_json_escaped(text, keep="\n"), nl=False)
+
+
+def _json_escaped(text: str, keep: str = "") -> str:
+    """JSON text with every unsafe character but those in `keep` written as a JSON escape (`\\u009b`)."""
+    return _UNSAFE.sub(lambda m: m.group() if m.group() in keep else f"\\u{ord(m.group()):04x}", text)
 
 
 @contextmanager
