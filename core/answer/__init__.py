@@ -10,7 +10,7 @@ all of it: follow-up rewrite, translation, routing, retrieval, the reply.
 from __future__ import annotations
 
 from core.answer.abstain import NO_ANSWER_MESSAGE, Verdict, judge
-from core.answer.extractive import QUOTE_JOINS, ExtractiveAnswer, Quote, extract_answer
+from core.answer.extractive import QUOTE_JOINS, ExtractiveAnswer, Quote, extract_answer, passage_text
 from core.answer.generate import (
     CUT_SHORT_MESSAGE,
     NO_HITS_MESSAGE,
@@ -54,6 +54,7 @@ __all__ = [
     "check_grounding",
     "extract_answer",
     "judge",
+    "passage_text",
     "reply",
     "resolve_mode",
     "rewrite_followup",

@@ -53,7 +53,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -117,6 +117,14 @@ class Quote:
     def link(self) -> str:
         """The post's page opened at this sentence (a text-fragment link); "" without an address."""
         return fragment_link(self.url, self.text)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Quote:
+        """The quote `to_json` wrote; its derived "link" is left out, and where it sat in the chunk (not
+        needed to show it, and missing from replies saved by older versions) defaults to nothing."""
+        names = {f.name for f in fields(cls)}
+        where = {"chunk_id": "", "start": 0, "index": 0, "score": 0.0}
+        return cls(**where | {key: value for key, value in data.items() if key in names})
 
     def to_json(self) -> dict:
         return {
@@ -203,17 +211,22 @@ class ExtractiveAnswer:
         }
 
 
-def passage_text(quotes: Sequence[Quote], joins: dict[str, str], heading: Callable[[str], str] = str) -> str:
+def passage_text(
+    quotes: Sequence[Quote],
+    joins: dict[str, str],
+    heading: Callable[[str], str] = str,
+    escape: Callable[[str], str] = str,
+) -> str:
     """One post's quotes as the post lays them out, with `joins` ("space", "line", "paragraph" → the
     text between) and, a paragraph apart, the heading of each section the passage goes on into
-    (`heading` formats it: bold in Markdown)."""
-    body = quotes[0].text if quotes else ""
+    (`heading` formats it: bold in Markdown); `escape` is applied to each sentence and heading."""
+    body = escape(quotes[0].text) if quotes else ""
     for quote in quotes[1:]:
         if quote.section:
-            body += joins["paragraph"] + heading(quote.section) + joins["paragraph"]
+            body += joins["paragraph"] + heading(escape(quote.section)) + joins["paragraph"]
         else:
             body += joins.get(quote.joined, " ")
-        body += quote.text
+        body += escape(quote.text)
     return body
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from core.answer import QUOTE_JOINS, Reply
+from core.answer import QUOTE_JOINS, Quote, Reply, passage_text
 from pages.shared.details import details_on
 from pages.shared.reading import cited_link
 from pages.shared.state import owner_unlocked
@@ -84,23 +84,18 @@ def quoted_in(message: dict, post_id: str) -> list[str]:
 
 
 def quotes_markdown(quotes: list[dict]) -> str:
-    """The quoted sentences, post by post, each post's title linking to it; the sentences verbatim."""
-    blocks: list[tuple[str, str, list[dict]]] = []
-    for q in quotes:
-        if blocks and blocks[-1][0] == q["post_id"]:
-            blocks[-1][2].append(q)
+    """The quoted sentences, post by post, each post's title linking to it; the sentences verbatim, laid
+    out as the post lays them out (`passage_text`)."""
+    groups: list[list[Quote]] = []
+    for quote in map(Quote.from_json, quotes):
+        if groups and groups[-1][0].post_id == quote.post_id:
+            groups[-1].append(quote)
         else:
-            blocks.append((q["post_id"], q["title"], [q]))
+            groups.append([quote])
     parts = []
-    for post_id, title, group in blocks:
-        body = md_escape(group[0]["text"])
-        for q in group[1:]:
-            if q.get("section"):  # the passage goes on into the post's next section: its heading
-                body += f"{QUOTE_JOINS['paragraph']}**{md_escape(q['section'])}**{QUOTE_JOINS['paragraph']}"
-            else:
-                body += QUOTE_JOINS.get(q.get("joined") or "space", " ")
-            body += md_escape(q["text"])
-        link = post_link(post_id, title, group[0].get("url") or "", [q["text"] for q in group])
+    for group in groups:
+        body = passage_text(group, QUOTE_JOINS, lambda heading: f"**{heading}**", md_escape)
+        link = post_link(group[0].post_id, group[0].title, group[0].url, [q.text for q in group])
         parts.append(f"From *{link}*:\n\n{body}")
     return "\n\n".join(parts)
 
