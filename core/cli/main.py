@@ -7,13 +7,14 @@ machine-readable output, so commands compose: `inkwell posts list --ids | inkwel
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
 import click
 
-from core.cli.output import EscapingGroup, print_json
+from core.cli.output import EscapingGroup, echo, print_json
 from core.config import ConfigError, Settings
 
 DATA_DIR_HELP = (
@@ -101,6 +102,20 @@ def error_json(exc: BaseException) -> dict[str, str]:
     return {"error": str(exc), "kind": str(getattr(exc, "kind", "") or type(exc).__name__)}
 
 
+class InkwellGroup(EscapingGroup):
+    """The `inkwell` group. Ctrl-C ends any command with exit status 130 and "Interrupted." on stderr
+    (click's default was "Aborted!", exit 1, which a script cannot tell from a failure)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            if sys.stderr.isatty():
+                echo(err=True)  # a line of its own after the terminal's "^C"
+            echo("Interrupted.", err=True)
+            raise click.exceptions.Exit(130) from None
+
+
 def listed(values: tuple[str, ...], allowed: tuple[str, ...], default: str, hint: str) -> list[str]:
     """Option values, repeatable and/or comma-separated, in order, without repeats."""
     chosen = [v.strip().lower() for value in values for v in value.split(",") if v.strip()]
@@ -115,7 +130,7 @@ def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-@click.group(cls=EscapingGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=InkwellGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="inkwell")
 def main() -> None:
     """Inkwell: ask an author's writings. Ingest posts, search them, and get grounded answers."""

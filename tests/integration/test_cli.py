@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from core.cli import main
 from tests import cli_support
 from tests.cli_support import run
 from tests.conftest import write
+from tests.site_server import SiteServer
 
 HIT_KEYS = {
     "post_id",
@@ -612,3 +615,38 @@ def test_an_empty_result_keeps_json_output_valid(tmp_path):
     for args in (["changes", "--json"], ["posts", "list", "--json"], ["sources", "--json"]):
         result = run(*args, data_dir=db)
         assert result.exit_code == 0 and result.stdout == "" and result.stderr == ""  # no JSON lines: none
+
+
+def test_ctrl_c_exits_130_saying_interrupted(tmp_path):
+    """Ctrl-C (SIGINT) during a command exited 1 with "Aborted!", which a script cannot tell from a
+    failure; now it exits 130, the shell's convention, with "Interrupted." and no traceback. The command
+    is interrupted while it waits on a slow page, so the signal lands inside it."""
+    with SiteServer() as site:
+        site.page("/slow/", "<html><title>Slow</title><p>Words.</p></html>", delay=10)
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "core.cli",
+                "ingest",
+                site.url("/slow/"),
+                "--data-dir",
+                str(tmp_path / "db"),
+            ],
+            cwd=Path(__file__).resolve().parents[2],  # this checkout's code
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 60  # only against a hang: the request comes in a few seconds
+            while not site.hits("/slow/") and child.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert site.hits("/slow/"), child.poll()
+            child.send_signal(signal.SIGINT)
+            out, err = child.communicate(timeout=60)
+        finally:
+            child.kill()
+    assert child.returncode == 130, err
+    assert err.strip() == "Interrupted." and out == ""
