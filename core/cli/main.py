@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import wraps
 from typing import Any
 
@@ -98,13 +98,29 @@ def checked_question(question: str | None, settings: Settings, hint: str = "QUES
 
 
 def error_json(exc: BaseException) -> dict[str, str]:
-    """{"error": the one-line message, "kind": the error's tag (LLMError's kind) or its class name}."""
+    """{"error": the one-line message, "kind": the error's tag (LLMError's kind) or its class name}; for
+    every usage error (a bad option value, a missing argument, an unknown command or option) the message
+    click shows after "Error: " and the kind "UsageError", whichever of click's subclasses it is."""
+    if isinstance(exc, click.UsageError):
+        return {"error": exc.format_message(), "kind": "UsageError"}
     return {"error": str(exc), "kind": str(getattr(exc, "kind", "") or type(exc).__name__)}
+
+
+def wants_json(args: Sequence[str]) -> bool:
+    """Whether the command line asks for JSON: `--json` among its options (not after `--`)."""
+    options = args[: list(args).index("--")] if "--" in args else args
+    return "--json" in options
 
 
 class InkwellGroup(EscapingGroup):
     """The `inkwell` group. Ctrl-C ends any command with exit status 130 and "Interrupted." on stderr
-    (click's default was "Aborted!", exit 1, which a script cannot tell from a failure)."""
+    (click's default was "Aborted!", exit 1, which a script cannot tell from a failure). Under `--json`
+    a usage error (exit 2) is also printed on stdout as a JSON object (`error_json`), as the known
+    errors of `json_errors` commands are, so a script reading stdout always gets JSON."""
+
+    def error_seen(self, exc: click.ClickException, args: Sequence[str]) -> None:
+        if isinstance(exc, click.UsageError) and wants_json(args):
+            print_json(error_json(exc))
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

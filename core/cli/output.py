@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -77,22 +77,37 @@ def _json_escaped(text: str, keep: str = "") -> str:
 
 
 @contextmanager
-def _escaped_errors() -> Iterator[None]:
+def _escaped_errors(seen: Callable[[click.ClickException], None]) -> Iterator[None]:
     try:
         yield
     except click.ClickException as exc:
+        seen(exc)  # before the escaping, which is for the terminal: a JSON copy escapes on its own
         exc.message = safe(exc.message, keep="\n")  # what `show()` prints, after "Error: "
         raise
 
 
+_ARGS = "inkwell.args"  # the key of the command line in `ctx.meta`, which the subcommands' contexts share
+
+
 class EscapingGroup(click.Group):
     """A click group whose errors, and those of every command under it, print with their control
-    characters escaped: the messages of its known errors quote stored and typed text."""
+    characters escaped: the messages of its known errors quote stored and typed text. Each error is
+    first passed to `error_seen` with the command line, as it was raised."""
 
-    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
-        with _escaped_errors():  # errors parsing the group's own options
-            return super().make_context(*args, **kwargs)
+    def error_seen(self, exc: click.ClickException, args: Sequence[str]) -> None:
+        """Called with every error of the group or a command under it (`args`: the whole command line)
+        before it is escaped and shown; nothing here."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        given = list(args)
+        with _escaped_errors(lambda exc: self.error_seen(exc, given)):  # errors parsing the group's options
+            ctx = super().make_context(info_name, args, parent, **extra)
+        ctx.meta[_ARGS] = given
+        return ctx
 
     def invoke(self, ctx: click.Context) -> Any:
-        with _escaped_errors():  # the subcommands' parsing errors and everything they raise
+        given = ctx.meta.get(_ARGS, [])
+        with _escaped_errors(lambda exc: self.error_seen(exc, given)):  # the subcommands' errors, all
             return super().invoke(ctx)

@@ -617,6 +617,32 @@ def test_an_empty_result_keeps_json_output_valid(tmp_path):
         assert result.exit_code == 0 and result.stdout == "" and result.stderr == ""  # no JSON lines: none
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["search", "tea", "--k", "0", "--json"], "Invalid value for '--k': 0 is not in the range"),
+        (["search", "tea", "--json", "--mode", "sparse"], "Invalid value for '--mode': 'sparse' is not"),
+        (["ask", "--json"], "Missing argument 'QUESTION'."),
+        (["ask", "   ", "--json"], "Invalid value for QUESTION: The question is empty"),  # the command's own
+        (["frob", "--json"], "No such command 'frob'."),
+        (["posts", "list", "--json", "--bogus"], "No such option '--bogus'."),
+    ],
+)
+def test_usage_errors_under_json_are_a_json_object_too(tmp_path, args, message):
+    """A usage error printed only click's plain text, so a script reading `--json` output got nothing it
+    could parse: it now also gets {"error", "kind": "UsageError"} on stdout (the shape of the other JSON
+    errors), with click's usage on stderr and exit 2 as before."""
+    db = tmp_path / "never-created"
+    result = run(*args, data_dir=db)
+    assert result.exit_code == 2, result.output
+    error = json.loads(result.stdout)
+    assert error["kind"] == "UsageError" and error["error"].startswith(message), error
+    assert "Usage:" in result.stderr
+    plain = run(*[a for a in args if a != "--json"], data_dir=db)
+    assert plain.exit_code == 2 and plain.stdout == ""  # without --json, stdout stays empty
+    assert not db.exists()
+
+
 def test_ctrl_c_exits_130_saying_interrupted(tmp_path):
     """Ctrl-C (SIGINT) during a command exited 1 with "Aborted!", which a script cannot tell from a
     failure; now it exits 130, the shell's convention, with "Interrupted." and no traceback. The command

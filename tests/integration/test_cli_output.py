@@ -103,6 +103,17 @@ def test_errors_quoting_typed_text_are_escaped(hostile):
     assert "bad\\x1b]0;t\\x07.jsonl:1: invalid JSON" in result.stderr
 
 
+def test_a_usage_error_under_json_keeps_the_text_it_quotes(tmp_path):
+    """A usage error quoting typed text is escaped for the terminal on stderr and, under --json, also
+    printed on stdout with the text as typed, which JSON escapes (not the terminal's escaped display)."""
+    typed = "ftp://example.com/\x1b]0;owned\x07feed.xml"
+    result = invoke("ingest", typed, "--json", data_dir=tmp_path / "db")
+    assert result.exit_code == 2
+    assert raw_controls(result.stdout) == [] and raw_controls(result.stderr) == []
+    assert json.loads(result.stdout)["error"].startswith(f"Invalid value for PATHS: {typed} is a ftp://")
+    assert "ftp://example.com/\\x1b]0;owned\\x07feed.xml is a ftp://" in result.stderr
+
+
 def test_safe_escapes_controls_visibly_and_leaves_other_text_alone():
     assert safe("a\rb\x08c\x00d\x7fe\x9bf\u2028g\u2066h\ud800") == (
         "a\\rb\\x08c\\x00d\\x7fe\\x9bf\\u2028g\\u2066h\\ud800"
