@@ -11,6 +11,7 @@ from core.cli.main import (
     checked_question,
     command,
     main,
+    read_question,
     settings_for,
     shorten,
 )
@@ -62,6 +63,8 @@ def ask(
     The answer is the author's own sentences (extractive), a generated answer in their voice
     (generative), or "I haven't written about that" with the closest posts when nothing retrieved
     answers the question.
+
+    QUESTION '-' reads the question from standard input (UTF-8): `inkwell ask - < question.txt`.
     """
     from core.answer import skipped_note, take_turn
     from core.answer.owner import with_owner
@@ -79,7 +82,7 @@ def ask(
         answer_mode=answer_mode,
         grounding=grounding,
     )
-    question = checked_question(question, settings)  # empty or over-long: refused before any work
+    question = checked_question(read_question(question), settings)  # empty or too long: before any work
     store = Store(settings.data_dir)
     checked_ingested(store, settings.data_dir)  # the owner's empty table is no reader's unanswered question
     checked_collections(store, collections)  # a mistyped name is no reader's unanswered question

@@ -97,6 +97,24 @@ def checked_question(question: str | None, settings: Settings, hint: str = "QUES
         raise click.BadParameter(f"{exc}{extra}", param_hint=hint) from None
 
 
+def read_question(question: str, hint: str = "QUESTION") -> str:
+    """The question as given or, for '-', standard input decoded as UTF-8 (a byte-order mark dropped);
+    input that is not UTF-8 is a usage error (exit 2) naming the first bad byte. Whether it is empty or
+    too long is `checked_question`'s to say, as for a typed question."""
+    if question != "-":
+        return question
+    # Bytes: text-mode stdin would turn what it cannot decode into surrogates ("surrogates not allowed").
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise click.BadParameter(
+            f"standard input is not UTF-8 (byte 0x{data[exc.start]:02X} at offset {exc.start}): "
+            "give the question in UTF-8",
+            param_hint=hint,
+        ) from None
+
+
 def error_json(exc: BaseException) -> dict[str, str]:
     """{"error": the one-line message, "kind": the error's tag (LLMError's kind) or its class name}; for
     every usage error (a bad option value, a missing argument, an unknown command or option) the message

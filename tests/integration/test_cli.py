@@ -617,6 +617,29 @@ def test_an_empty_result_keeps_json_output_valid(tmp_path):
         assert result.exit_code == 0 and result.stdout == "" and result.stderr == ""  # no JSON lines: none
 
 
+def test_ask_reads_the_question_from_standard_input(corpus, tmp_path, monkeypatch):
+    """`ask -` asked the question "-"; now it reads the question from stdin, as `ingest -` reads a post.
+    An empty stdin is an empty question, and one not in UTF-8 is refused naming its first bad byte, both
+    before anything is opened."""
+    never = tmp_path / "never-created"
+    for empty in ("", "  \n"):
+        refused = run("ask", "-", data_dir=never, input=empty)
+        assert refused.exit_code == 2 and "The question is empty" in refused.stderr
+    latin = run("ask", "-", data_dir=never, input="Café au lait?".encode("cp1252"))
+    assert latin.exit_code == 2
+    assert "standard input is not UTF-8 (byte 0xE9 at offset 3)" in latin.stderr
+    assert not never.exists()
+    db = tmp_path / "db"
+    run("ingest", str(corpus), data_dir=db)
+    monkeypatch.setenv("INKWELL_ROUTING", "off")
+    piped = "\ufeffWhich tomatoes split in wet Augusts?\n".encode()  # a byte-order mark, as PowerShell pipes
+    asked = run("ask", "-", "--json", data_dir=db, input=piped)
+    assert asked.exit_code == 0, asked.output
+    out = json.loads(asked.stdout)
+    assert out["question"] == "Which tomatoes split in wet Augusts?"
+    assert "The Brandywines split in wet Augusts." in out["answer"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
