@@ -12,6 +12,7 @@ from core.cli.main import (
     checked_question,
     command,
     main,
+    read_question,
     settings_for,
     shorten,
 )
@@ -66,7 +67,8 @@ def search(
     as_json: bool,
     data_dir: str | None,
 ) -> None:
-    """Find the chunks most relevant to a question (or to every question in --queries).
+    """Find the chunks most relevant to a question (or to every question in --queries); QUESTION '-'
+    reads it from standard input (UTF-8).
 
     Each hit shows its relevance and why it was found: its rank and cosine relevance in the dense
     search, its rank and BM25 score in the keyword search.
@@ -82,7 +84,7 @@ def search(
     if no_route:
         settings = settings.replace(routing="off")
     if question is not None:  # a --queries file is the owner's query set: not limited
-        question = checked_question(question, settings)
+        question = checked_question(read_question(question), settings)
     store = Store(settings.data_dir)
     checked_collections(store, collections)
     embedder = embedder_for_store(settings, store.model_id())  # loads the model only when used
@@ -197,7 +199,8 @@ def print_route(decision: Any) -> None:
 @click.argument("question")
 @click.option("--json", "as_json", is_flag=True, help="Print the decision as one JSON object.")
 def route_cmd(question: str, as_json: bool, data_dir: str | None) -> None:
-    """Show which collection a question would be searched in, and why (rules file: DATA_DIR/routes.toml).
+    """Show which collection a question would be searched in, and why (rules file: DATA_DIR/routes.toml);
+    QUESTION '-' reads it from standard input (UTF-8).
 
     Scores are each collection's nearest-chunk similarity, plus the rule weight when one of its keywords
     matched.
@@ -207,7 +210,7 @@ def route_cmd(question: str, as_json: bool, data_dir: str | None) -> None:
     from core.store import Store
 
     settings = settings_for(data_dir)
-    question = checked_question(question, settings)
+    question = checked_question(read_question(question), settings)
     store = Store(settings.data_dir)
     decision = route(question, store, embedder_for_store(settings, store.model_id()), settings)
     if as_json:

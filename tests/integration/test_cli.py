@@ -638,6 +638,11 @@ def test_ask_reads_the_question_from_standard_input(corpus, tmp_path, monkeypatc
     out = json.loads(asked.stdout)
     assert out["question"] == "Which tomatoes split in wet Augusts?"
     assert "The Brandywines split in wet Augusts." in out["answer"]
+    searched = run("search", "-", "--json", data_dir=db, input=piped)  # search and route read it too
+    assert searched.exit_code == 0, searched.output
+    assert json.loads(searched.stdout.splitlines()[0])["query"] == "Which tomatoes split in wet Augusts?"
+    routed = run("route", "-", data_dir=db, input="   ")
+    assert routed.exit_code == 2 and "The question is empty" in routed.stderr
 
 
 @pytest.mark.parametrize(
