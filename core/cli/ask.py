@@ -33,7 +33,7 @@ ANSWER_MODE_HELP = (
 )
 
 
-@command(main, json_errors=True)
+@command(main)
 @click.argument("question")
 @click.option("--collection", "collections", multiple=True, help="Only these collections (repeatable).")
 @click.option("--no-route", is_flag=True, help=NO_ROUTE_HELP)

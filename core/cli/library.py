@@ -14,6 +14,7 @@ from core.cli.main import (
     command,
     known_errors,
     main,
+    reported,
     settings_for,
     shorten,
 )
@@ -59,7 +60,7 @@ def posts(
     try:
         _posts_about(about, k or 10, collections, scoring, as_json, data_dir)
     except known_errors() as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise reported(exc, as_json) from exc
 
 
 def _posts_about(

@@ -63,10 +63,10 @@ def known_errors() -> tuple[type[BaseException], ...]:
     return (ConfigError, StoreError, EmbedError, LLMError, ValueError, FileNotFoundError)
 
 
-def command(group: click.Group, name: str | None = None, *, json_errors: bool = False) -> Callable:
+def command(group: click.Group, name: str | None = None) -> Callable:
     """A subcommand with `--data-dir`, whose known errors print as one line instead of a traceback
-    (exit 1). With `json_errors`, under `--json` the error is also printed on stdout as a JSON object
-    (`error_json`), so a script reading stdout always gets JSON."""
+    (exit 1); under `--json` the error is also printed on stdout as a JSON object (`error_json`), so a
+    script reading stdout always gets JSON."""
 
     def decorate(fn: Callable) -> Callable:
         @wraps(fn)
@@ -74,14 +74,20 @@ def command(group: click.Group, name: str | None = None, *, json_errors: bool = 
             try:
                 return fn(*args, **kwargs)
             except known_errors() as exc:
-                if json_errors and kwargs.get("as_json"):
-                    print_json(error_json(exc))
-                raise click.ClickException(str(exc)) from exc
+                raise reported(exc, bool(kwargs.get("as_json"))) from exc
 
         wrapper = click.option("--data-dir", envvar="INKWELL_DATA_DIR", help=DATA_DIR_HELP)(wrapper)
         return group.command(name)(wrapper)
 
     return decorate
+
+
+def reported(exc: BaseException, as_json: bool) -> click.ClickException:
+    """A known error as the one-line error click prints (exit 1); under `--json` it is first printed on
+    stdout as a JSON object (`error_json`)."""
+    if as_json:
+        print_json(error_json(exc))
+    return click.ClickException(str(exc))
 
 
 def checked_question(question: str | None, settings: Settings, hint: str = "QUESTION") -> str:
@@ -133,8 +139,8 @@ def wants_json(args: Sequence[str]) -> bool:
 class InkwellGroup(EscapingGroup):
     """The `inkwell` group. Ctrl-C ends any command with exit status 130 and "Interrupted." on stderr
     (click's default was "Aborted!", exit 1, which a script cannot tell from a failure). Under `--json`
-    a usage error (exit 2) is also printed on stdout as a JSON object (`error_json`), as the known
-    errors of `json_errors` commands are, so a script reading stdout always gets JSON."""
+    a usage error (exit 2) is also printed on stdout as a JSON object (`error_json`), as the commands'
+    known errors are, so a script reading stdout always gets JSON."""
 
     def error_seen(self, exc: click.ClickException, args: Sequence[str]) -> None:
         if isinstance(exc, click.UsageError) and wants_json(args):

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import click
 
-from core.cli.main import DATA_DIR_HELP, command, known_errors, main, settings_for
+from core.cli.main import DATA_DIR_HELP, command, known_errors, main, reported, settings_for
 from core.cli.output import echo, echo_row, print_json
 
 _SINCE = re.compile(r"(\d+(?:\.\d+)?)\s*([hdw])")
@@ -80,7 +80,7 @@ def questions(
     try:
         _list(after, unanswered, as_topics, as_json, as_csv, data_dir)
     except known_errors() as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise reported(exc, as_json) from exc
 
 
 def _list(

@@ -668,7 +668,20 @@ def test_usage_errors_under_json_are_a_json_object_too(tmp_path, args, message):
     assert "Usage:" in result.stderr
     plain = run(*[a for a in args if a != "--json"], data_dir=db)
     assert plain.exit_code == 2 and plain.stdout == ""  # without --json, stdout stays empty
-    assert not db.exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["search", "tea"], ["posts", "list"], ["posts", "--about", "tea"], ["info"], ["questions"], ["sources"]],
+)
+def test_any_commands_error_under_json_is_a_json_object(tmp_path, args):
+    """Only `ask --json` printed its errors (exit 1) as JSON; every command given --json does now."""
+    not_a_folder = tmp_path / "a-file"
+    not_a_folder.write_text("")
+    result = run(*args, "--json", data_dir=not_a_folder)
+    assert result.exit_code == 1, result.output
+    error = json.loads(result.stdout)
+    assert error["kind"] == "StoreError" and "is a file, not a folder" in error["error"], error
 
 
 def test_ctrl_c_exits_130_saying_interrupted(tmp_path):
