@@ -42,6 +42,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.answer import Turn, take_turn
 from core.answer.owner import load_owner
@@ -513,8 +514,27 @@ class _JsonCors(CORSMiddleware):
         )
 
 
+class _SlashFree:
+    """Routes `/api/ask/` as `/api/ask`: every API address answers the same with or without trailing
+    slashes. Starlette's router would answer 307 to the slash-free address instead, which a browser's
+    `fetch` follows but `curl` without -L and many blog plugins do not (their POST was lost). Rewriting
+    the path before routing covers every route, present and future, and leaves the OpenAPI paths alone."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope["path"] if scope["type"] == "http" else ""
+        trimmed = path.rstrip("/")
+        # Never down to the mount itself: "/api/" stays the 404 it was.
+        if trimmed != path and len(trimmed) > len(scope.get("root_path", "")):
+            scope = {**scope, "path": trimmed}
+        await self.app(scope, receive, send)
+
+
 def api_app(settings_source: Callable[[], Settings]) -> Starlette:
-    """The API as a Starlette app (mounted at /api), with CORS for the owner's listed origins."""
+    """The API as a Starlette app (mounted at /api), with CORS for the owner's listed origins; each
+    address answers with or without trailing slashes (never a redirect)."""
     api = Api(settings_source)
     try:
         origins = settings_source().allowed_origin_list
@@ -522,7 +542,7 @@ def api_app(settings_source: Callable[[], Settings]) -> Starlette:
         origins = []
     handlers: dict[Any, Callable] = {ApiError: _api_error, HTTPException: _http_error, Exception: _unexpected}
     handlers.update({kind: _known_error for kind in (*KNOWN, AnswerRefused, AnswerStopped)})
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/ask", api.ask, methods=["POST"]),
             Route("/search", api.search, methods=["GET"]),
@@ -538,10 +558,13 @@ def api_app(settings_source: Callable[[], Settings]) -> Starlette:
                 allow_methods=["GET", "POST"],
                 allow_headers=["Content-Type", "Accept"],
                 max_age=600,
-            )
+            ),
+            Middleware(_SlashFree),
         ],
         exception_handlers=handlers,
     )
+    app.router.redirect_slashes = False  # an unknown address is the JSON 404, not a redirect to guess at
+    return app
 
 
 def routes(settings_source: Callable[[], Settings]) -> list[BaseRoute]:

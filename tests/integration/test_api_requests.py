@@ -8,9 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
 
 from core.config import Settings
-from core.serve.api import api_app
+from core.serve.api import api_app, routes
 
 
 def get(app, path: str, query: bytes) -> tuple[int, dict]:
@@ -105,3 +107,23 @@ def test_feedback_that_is_not_a_json_object_is_told_what_feedback_takes(app):
         'Send a JSON object such as {"question_id": "...", "up": true or false, "comment": "..."}.'
     )
     assert post(app, "/ask", ["Bees?"])[1]["error"] == 'Send a JSON object such as {"question": "..."}.'
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("POST", "/api/ask/"), ("POST", "/api/feedback/"), ("GET", "/api/health/"), ("GET", "/api/search//")],
+)
+def test_an_address_with_a_trailing_slash_answers_as_without(tmp_path, method, path):
+    """`POST /api/ask/` was a 307 to /api/ask: `curl` without -L and many blog plugins do not follow it,
+    so their question was lost. The API mounted as server.py mounts it (under /api), no redirects."""
+    settings = Settings.load({"data_dir": tmp_path / "db"}, environ={})
+    client = TestClient(Starlette(routes=routes(lambda: settings)), follow_redirects=False)
+    body = {"question": "Bees?"} if path.startswith("/api/ask") else {"question_id": "x", "up": True}
+    slash = client.request(method, path, params={"q": "bees"}, json=body if method == "POST" else None)
+    plain = client.request(
+        method, path.rstrip("/"), params={"q": "bees"}, json=body if method == "POST" else None
+    )
+    assert slash.status_code == plain.status_code != 307
+    assert slash.json().keys() == plain.json().keys()
+    assert client.get("/api/asks/").status_code == 404  # an unknown address: the JSON 404, not a guess
+    assert client.get("/api/").json()["error"] == "There is no such API address."
