@@ -4,7 +4,7 @@ on one port: `streamlit run server.py` (what `make run` starts).
     /              the chat, and the owner's pages
     /api/ask       POST a question, get the answer (JSON, or server-sent events)
     /api/search    GET the excerpts retrieved for ?q=
-    /api/health    GET {"status": "ok", ...}
+    /api/health    GET {"status": "ok", ...}, or 503 saying what is wrong
     /widget.js     the script the author pastes into the blog
 
 `streamlit run streamlit_app.py` still serves the app alone, without the API. The API's handlers are in

@@ -6,7 +6,8 @@
                        → the reply as JSON; with `Accept: text/event-stream`, as server-sent events
     POST /api/feedback {"question_id": "...", "up": true|false, "comment": "..."?} → the reader's rating
     GET  /api/search   ?q=...&k=10 → the retrieved excerpts
-    GET  /api/health   → {"status": "ok", "posts": n, "chunks": m}
+    GET  /api/health   → {"status": "ok", "posts": n, "chunks": m}; 503 {"status": "unavailable", "problem",
+                         "error"} saying what keeps it from answering (core/serve/health.py)
     GET  /api/welcome  → {"title", "greeting", "starters": [...]} from the owner's Settings page, and
                          {"question_log", "privacy_note"}: whether questions are kept, and the note saying so
     GET  /api/openapi.json → this API's OpenAPI description
@@ -54,6 +55,7 @@ from core.search import search
 from core.serve.admission import AnswerRefused, AnswerStopped
 from core.serve.clients import request_client
 from core.serve.guard import ClientLimits
+from core.serve.health import check_health
 from core.serve.openapi import OPENAPI
 from core.serve.resources import shared_embedder, shared_gate, shared_question_log, shared_store
 from core.store import StoreError
@@ -316,9 +318,11 @@ class Api:
         return client
 
     async def health(self, request: Request) -> Response:
+        """200 {"status": "ok", "posts", "chunks"} when readers can be answered; else 503 saying what is
+        wrong ({"status": "unavailable", "problem", "error"}: core/serve/health.py), never a path."""
         settings = self._settings()
-        posts, chunks = await run_in_threadpool(lambda: shared_store(settings).counts())
-        return JSONResponse({"status": "ok", "posts": posts, "chunks": chunks})
+        health = await run_in_threadpool(check_health, settings)
+        return JSONResponse(health.json(), status_code=200 if health.problem is None else 503)
 
     async def welcome(self, request: Request) -> Response:
         """What the widget shows before the first question: the chat's title, the greeting and the

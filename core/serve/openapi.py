@@ -162,7 +162,16 @@ OPENAPI = {
             }
         },
         "/api/health": {
-            "get": {"summary": "Whether the tables can be read", "responses": {"200": {"description": "ok"}}}
+            "get": {
+                "summary": "Whether readers can be answered",
+                "responses": {
+                    "200": {"description": '{"status": "ok", "posts", "chunks"}'},
+                    "503": {
+                        "description": '{"status": "unavailable", "problem": "data" | "no_posts" | "no_chunks"'
+                        ' | "model", "error": what is wrong}'
+                    },
+                },
+            }
         },
     },
 }

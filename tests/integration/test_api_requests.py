@@ -12,7 +12,10 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from core.config import Settings
+from core.ingest import ingest_posts
 from core.serve.api import api_app, routes
+from core.store import Store
+from tests.conftest import bees_post
 
 
 def get(app, path: str, query: bytes) -> tuple[int, dict]:
@@ -127,3 +130,47 @@ def test_an_address_with_a_trailing_slash_answers_as_without(tmp_path, method, p
     assert slash.json().keys() == plain.json().keys()
     assert client.get("/api/asks/").status_code == 404  # an unknown address: the JSON 404, not a guess
     assert client.get("/api/").json()["error"] == "There is no such API address."
+
+
+# Health -------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def bees_table(tmp_path: Path, embedder) -> Path:
+    data_dir = tmp_path / "bees-db"
+    settings = Settings.load({"data_dir": data_dir}, environ={})
+    assert ingest_posts([bees_post()], settings, store=Store(data_dir), embedder=embedder).ok
+    return data_dir
+
+
+def health(tmp_path: Path, **settings) -> tuple[int, dict]:
+    return get(api_app(lambda: Settings.load(settings, environ={})), "/health", b"")
+
+
+def test_health_is_ok_with_posts_and_a_model(bees_table, tmp_path):
+    status, body = health(tmp_path, data_dir=bees_table)
+    assert status == 200 and body == {"status": "ok", "posts": 1, "chunks": body["chunks"]} and body["chunks"]
+
+
+def test_health_says_no_posts_have_been_ingested(tmp_path):
+    """It answered 200 "ok" with 0 posts: a monitor saw a healthy server that declines every question."""
+    status, body = health(tmp_path, data_dir=tmp_path / "db")
+    assert status == 503 and body["problem"] == "no_posts"
+    assert body["error"] == "No posts have been ingested yet, so there is nothing to answer from."
+
+
+def test_health_says_the_data_folder_cannot_be_read_without_naming_it(tmp_path):
+    """It was the generic "Inkwell could not answer just now" 503; the reason must not show the path."""
+    (tmp_path / "not-a-folder").write_text("x")
+    status, body = health(tmp_path, data_dir=tmp_path / "not-a-folder")
+    assert status == 503 and body["problem"] == "data"
+    assert body["error"] == "Inkwell cannot read its data folder." and str(tmp_path) not in json.dumps(body)
+
+
+def test_health_says_the_embedding_model_cannot_load(bees_table, tmp_path):
+    """The table is fine but the configured model is gone: every question would fail to be searched."""
+    gone = tmp_path / "models" / "gone"
+    status, body = health(tmp_path, data_dir=bees_table, embed_model=str(gone))
+    assert status == 503 and body["problem"] == "model" and body["posts"] == 1
+    assert body["error"] == "The embedding model cannot be loaded, so questions cannot be searched."
+    assert str(tmp_path) not in json.dumps(body)
