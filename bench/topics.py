@@ -3,6 +3,10 @@ groups on data/eval-topics/questions.jsonl (68 questions, 7 themes the demo blog
 English, 21 in French, German or Spanish, 7 each), per embedding model and merge threshold, on the whole
 set and on its English questions alone (core/evaluate/topics.py defines the figures).
 
+Then the Readers page's grouping time at its cap (MAX_QUESTIONS distinct questions, pairs of the set's):
+the first grouping in a process (embedding every question) and the next with one question more (the
+vectors kept: linkage and naming only; 18 s before the vectors were kept and the linkage went O(n²)).
+
 Run: `.venv/bin/python bench/topics.py [--models all-MiniLM-L6-v2,multilingual-e5-small]` (about a
 minute a model on 2 cores). Figures, not asserts; tests/integration/test_questions.py asserts the default's.
 """
@@ -12,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -20,7 +25,7 @@ from core.config import Settings
 from core.embed import get_embedder
 from core.evaluate.topics import TOPIC_SET, score_topics
 from core.profiles import profile_for
-from core.search.topics import find_topics
+from core.search.topics import MAX_QUESTIONS, find_topics, question_vectors
 
 GRID = (0.2, 0.25, 0.3, 0.35, 0.4, 0.45)
 
@@ -49,6 +54,20 @@ def main() -> None:
                 )
         for topic in find_topics([q for q, _ in sets["all"]], embedder)[:8]:
             print(f"  {topic.count:>3}  {topic.name}  | {topic.examples[0]}")
+        grouping_speed(embedder, [q for q, _ in sets["all"]])
+
+
+def grouping_speed(embedder, questions: list[str]) -> None:
+    """Seconds to group MAX_QUESTIONS distinct questions: first in the process, then with one more."""
+    many = [f"{a} {b}" for a in questions for b in questions if a != b][:MAX_QUESTIONS]
+    question_vectors.clear()
+    started = time.perf_counter()
+    find_topics(many, embedder)
+    first = time.perf_counter() - started
+    started = time.perf_counter()
+    find_topics(["Where do swallows nest?", *many], embedder)
+    print(f"  grouping {len(many)} questions: {first:.1f} s first, {time.perf_counter() - started:.1f} s "
+          "with one question more")  # fmt: skip
 
 
 if __name__ == "__main__":
