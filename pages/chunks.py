@@ -11,6 +11,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from core.chunk import MAX_KEYWORD_CHARS, MAX_KEYWORD_WORDS, MAX_KEYWORDS, KeywordError
 from core.config import MODEL_RERANKERS, RERANKERS, RETRIEVAL_MODES
 from core.embed import embedded_text
 from core.ingest import edit_chunk
@@ -134,7 +135,12 @@ def show_chunk(chunk_id: str) -> None:
         return
     with st.form(f"edit_{chunk_id}"):
         text = st.text_area("Text", value=row["text"], height=200)
-        keywords = st.text_input("Keywords (comma-separated)", value=", ".join(row["keywords"] or []))
+        keywords = st.text_input(
+            "Keywords (comma-separated)",
+            value=", ".join(row["keywords"] or []),
+            help=f"At most {MAX_KEYWORDS} keywords, each at most {MAX_KEYWORD_WORDS} words and "
+            f"{MAX_KEYWORD_CHARS} characters.",
+        )
         st.caption("Only this chunk is re-embedded. A later re-ingest of a changed post rebuilds its chunks.")
         if st.form_submit_button("Save and re-embed"):
             try:
@@ -146,6 +152,8 @@ def show_chunk(chunk_id: str) -> None:
                     store=store,
                     embedder=shared.get_embedder_cached(settings),
                 )
+            except KeywordError as exc:  # nothing was saved; the text and keywords typed stay in the form
+                st.error(f"Not saved: {md(exc)}.")
             except shared.KNOWN_ERRORS as exc:
                 st.error(f"Could not save: {md(exc)}")
             else:

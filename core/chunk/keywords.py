@@ -99,12 +99,44 @@ _TOKEN_CACHE: dict[str, dict[str, tuple[WordInfo, ...]]] = {}
 _CACHE_LIMIT = 500_000
 
 
+# What a chunk's keywords may be, however they are made (extracted here, by the LLM in core/prepare, or
+# typed in the chunk inspector): they are embedded with the chunk ("Keywords: a, b") and searched by
+# BM25, so a long list or a pasted paragraph would outweigh the chunk's own text in both.
+MAX_KEYWORDS = 6
+MAX_KEYWORD_WORDS = 4
+MAX_KEYWORD_CHARS = 60
+
+
+class KeywordError(ValueError):
+    """Keywords past the limits; the message says which limit and what to do."""
+
+
+def check_keywords(keywords: Iterable[str]) -> list[str]:
+    """The keywords as a chunk keeps them: each stripped, empty ones and repeats dropped (in order); a
+    KeywordError when there are more than MAX_KEYWORDS or one is longer than MAX_KEYWORD_WORDS words or
+    MAX_KEYWORD_CHARS characters."""
+    kept = list(dict.fromkeys(k.strip() for k in keywords if k.strip()))
+    if len(kept) > MAX_KEYWORDS:
+        raise KeywordError(
+            f"a chunk takes at most {MAX_KEYWORDS} keywords, and {len(kept)} were given: keep the ones "
+            "that best say what the passage is about"
+        )
+    for keyword in kept:
+        if len(keyword) > MAX_KEYWORD_CHARS or len(keyword.split()) > MAX_KEYWORD_WORDS:
+            shown = keyword if len(keyword) <= 40 else keyword[:39].rstrip() + "…"
+            raise KeywordError(
+                f"a keyword is at most {MAX_KEYWORD_WORDS} words and {MAX_KEYWORD_CHARS} characters: "
+                f"“{shown}” is longer (separate keywords with commas)"
+            )
+    return kept
+
+
 def extract_keywords(
     chunks: list[Chunk],
     post: Post,
     corpus_df: Mapping[str, int] | None = None,
     corpus_size: int = 0,
-    max_keywords: int = 6,
+    max_keywords: int = MAX_KEYWORDS,
     lang: str = "en",
 ) -> list[list[str]]:
     """Keywords for each chunk of `post`, in chunk order (see the module docstring for the method)."""

@@ -589,10 +589,14 @@ def edit_chunk(
     embedder: Embedder | None = None,
 ) -> dict:
     """Change one chunk's text and/or keywords and re-embed that chunk only; returns the new row. It is
-    logged as its own change, "edit of chunk 2 of “Title”", never worded like the post's ingest."""
+    logged as its own change, "edit of chunk 2 of “Title”", never worded like the post's ingest.
+    Keywords past the limits every chunk keeps (core/chunk/keywords.py: at most 6, each at most 4 words
+    and 60 characters) raise KeywordError, a ValueError, before anything is read or written."""
+    from core.chunk import check_keywords
     from core.embed import embedded_text
     from core.text import count_tokens
 
+    checked = None if keywords is None else check_keywords(keywords)
     store = store or Store(settings.data_dir)
     embedder = embedder or embedder_for_store(settings, store.model_id())
     store.check_model(embedder.model_id)
@@ -603,9 +607,7 @@ def edit_chunk(
     new_text = row["text"] if text is None else text.strip()
     if not new_text:
         raise ValueError("a chunk cannot be empty; delete or re-ingest the post instead")
-    new_keywords = (
-        list(row["keywords"] or []) if keywords is None else [k.strip() for k in keywords if k.strip()]
-    )
+    new_keywords = list(row["keywords"] or []) if checked is None else checked
     embed_input = embedded_text(row["section"] or "", new_text, new_keywords, row["title"] or "")
     digest = content_hash(embedder.model_id, embed_input)
     vector = store.cached_vectors([digest]).get(digest)

@@ -17,12 +17,11 @@ import contextlib
 import re
 
 from core.chunk import STOPWORDS
-from core.chunk.keywords import VAGUE_WORDS, _lemmatize
+from core.chunk.keywords import MAX_KEYWORD_CHARS, MAX_KEYWORD_WORDS, MAX_KEYWORDS, VAGUE_WORDS, _lemmatize
 from core.models import Chunk
 from core.text import count_tokens, language_name
 
-MAX_KEYWORDS = 6
-MAX_WORDS = 4
+MAX_WORDS = MAX_KEYWORD_WORDS
 _PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
 _NOT_A_WORD = re.compile(r"[cs]?\d+|keyword|.*[<>…].*")  # chunk/sentence markers, numbers, placeholders
 
@@ -122,7 +121,7 @@ def clean_keywords(words: list, lang: str = "en") -> list[str]:
             continue
         parts = [_PUNCT.sub("", p) for p in word.replace("_", " ").split()]
         parts = [p for p in parts if p]
-        if not parts or len(parts) > MAX_WORDS:
+        if not parts or len(parts) > MAX_WORDS or len(" ".join(parts)) > MAX_KEYWORD_CHARS:
             continue
         lowered = [p.lower() for p in parts]
         if all(p in STOPWORDS or p in VAGUE_WORDS for p in lowered):

@@ -816,3 +816,36 @@ def test_parse_uploads_reports_bad_files_and_reads_the_rest():
     assert [(p.title, p.source) for p in result.posts] == [("A", "a.txt"), ("C", "c.jsonl")]
     assert [e.source for e in result.errors] == ["b.exe", "c.jsonl"]
     assert "unsupported file type" in result.errors[0].message
+
+
+def test_inspector_refuses_too_many_or_too_long_keywords_and_keeps_the_edit(corpus):
+    """Any number of keywords of any length was saved (a pasted paragraph became one "keyword", embedded
+    and searched with the chunk). Now the page says the limit and saves nothing; the text and keywords
+    typed stay in the form to be fixed."""
+    at = open_app("pages/chunks.py")
+    at.multiselect(key="inspect_posts").set_value(["bread"]).run()
+    select_rows(at, "chunk_table", [0])
+    before = corpus.list_chunks(post_id="bread", columns=["chunk_id", "text", "keywords", "embed_hash"])[0]
+    edited = "Rye starter, fed twice a day; the dough proves overnight."
+    too_many = "rye, flour, starter, loaf, fridge, crust, crumb"
+    at.text_area[0].input(edited)
+    at.text_input[-1].input(too_many)
+    button(at, "Save and re-embed").click().run()
+    assert not at.exception
+    assert shown(at.error) == [
+        "Not saved: a chunk takes at most 6 keywords, and 7 were given: keep the ones that best say what "
+        "the passage is about."
+    ]
+    assert at.text_area[0].value == edited and at.text_input[-1].value == too_many  # nothing lost
+    long_one = "rye, " + "the starter I have kept alive on the kitchen counter since the spring of 2019"
+    at.text_input[-1].input(long_one)
+    button(at, "Save and re-embed").click().run()
+    assert "is at most 4 words and 60 characters" in shown(at.error)[0]
+    assert at.text_area[0].value == edited
+    after = corpus.get_chunk(before["chunk_id"])  # neither attempt saved anything
+    assert after["text"] == before["text"] and after["embed_hash"] == before["embed_hash"]
+    at.text_input[-1].input("rye, flour, starter, loaf, fridge, crust")  # six: the limit itself
+    button(at, "Save and re-embed").click().run()
+    assert "Saved and re-embedded the chunk." in texts(at.success)
+    assert list(corpus.get_chunk(before["chunk_id"])["keywords"]) == ["rye", "flour", "starter", "loaf",
+                                                                       "fridge", "crust"]  # fmt: skip

@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from core.chunk import STOPWORDS, add_keywords, extract_keywords
 from core.chunk.keywords import VAGUE_WORDS, document_frequencies
 from core.models import Block, Chunk, Post, PreChunk
@@ -148,3 +150,21 @@ def test_many_chunks_get_keywords_without_a_hang():
     # A hang guard only (~1 s cold, 0.05 s warm on 2 shared cores); bench/speed.py prints the figure.
     assert time.perf_counter() - start < 30
     assert all(keywords)
+
+
+def test_check_keywords_keeps_at_most_six_short_ones():
+    """The limits every chunk's keywords keep (the chunk inspector's edits included): at most 6, each at
+    most 4 words and 60 characters; blanks and repeats are dropped first, in order."""
+    from core.chunk import KeywordError, check_keywords
+
+    assert check_keywords([" rye ", "", "flour", "rye", "state of mind", "a b c d"]) == [
+        "rye", "flour", "state of mind", "a b c d",
+    ]  # fmt: skip
+    assert len(check_keywords([f"word{i}" for i in range(6)] + ["word0", " "])) == 6
+    with pytest.raises(KeywordError, match="at most 6 keywords, and 7 were given"):
+        check_keywords([f"word{i}" for i in range(7)])
+    with pytest.raises(KeywordError, match="at most 4 words"):
+        check_keywords(["one two three four five"])
+    with pytest.raises(KeywordError, match=r"60 characters: “x{39}…”"):
+        check_keywords(["x" * 61])
+    assert check_keywords(["x" * 60]) == ["x" * 60]
