@@ -148,7 +148,7 @@ unanswered = [r.question for r in about]
 
 @st.cache_data(show_spinner="Grouping the questions…", ttl=600, max_entries=8)
 def grouped(questions: tuple[str, ...], data_dir: str, chunks_version: int | None) -> list[Topic]:
-    return find_topics(list(questions), shared.get_embedder_cached(settings), store=store)
+    return find_topics(list(questions), shared.get_embedder_cached(settings), store=store, log=log)
 
 
 def show_draft(name: str) -> None:

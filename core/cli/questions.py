@@ -103,7 +103,7 @@ def _list(
         )
     rows = log.query(since, unanswered=unanswered or as_topics)
     if as_topics:
-        _topics([r.question for r in rows], settings, store, as_json, as_csv)
+        _topics([r.question for r in rows], settings, log, as_json, as_csv)
         return
     if as_csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
@@ -125,7 +125,8 @@ def _list(
         echo("no questions logged" + (" in that time" if since else ""), err=True)
 
 
-def _topics(texts: list[str], settings, store, as_json: bool, as_csv: bool) -> None:
+def _topics(texts: list[str], settings, log, as_json: bool, as_csv: bool) -> None:
+    """The texts grouped into topics (vectors kept in the question `log`, as the Readers page does)."""
     from core.embed import embedder_for_store
     from core.search.topics import find_topics
 
@@ -133,8 +134,9 @@ def _topics(texts: list[str], settings, store, as_json: bool, as_csv: bool) -> N
         if not as_json and not as_csv:
             echo("no unanswered questions logged", err=True)
         return
+    store = log.store
     embedder = embedder_for_store(settings, store.model_id())
-    topics = find_topics(texts, embedder, store=store)
+    topics = find_topics(texts, embedder, store=store, log=log)
     if as_csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(["count", "topic", "closest_post", "closest_relevance", "examples"])

@@ -67,6 +67,20 @@ class VectorMemo:
             return np.zeros((0, int(getattr(embedder, "dim", 0) or 0)), dtype=np.float32)
         return np.stack([found[k] for k in keys])
 
+    def holds(self, embedder: Embedder, text: str) -> bool:
+        """Whether `text`'s vector under `embedder`'s model is kept (without counting a hit)."""
+        with self._lock:
+            return (embedder.model_id, text) in self._vectors
+
+    def put(self, embedder: Embedder, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Keep `vectors` (one row per text) computed elsewhere, e.g. read back from a table."""
+        with self._lock:
+            for text, vector in zip(texts, vectors, strict=True):
+                self._vectors[embedder.model_id, text] = np.asarray(vector, dtype=np.float32)
+                self._vectors.move_to_end((embedder.model_id, text))
+            while len(self._vectors) > self.max_items:
+                self._vectors.popitem(last=False)
+
     def clear(self) -> None:
         with self._lock:
             self._vectors.clear()

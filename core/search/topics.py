@@ -11,8 +11,9 @@ questions across them counts, so one stray question cannot chain two themes toge
 would). The default is the model profile's `topics_merge`, a relevance on the model's scale, chosen per
 model on data/eval-topics/questions.jsonl (docs/readers.md has the figures).
 Identical questions (ignoring case and punctuation) are embedded once and counted each time, and a
-question's vector is kept for the next grouping in the process (`question_vectors`), so a new question
-costs one embedding, not the whole set's.
+question's vector is kept for the next grouping in the process (`question_vectors`) and, given the
+question log, in the log's `question_vectors` table (core/store/questions.py), so a new question costs
+one embedding, not the whole set's, even after a restart.
 
 Naming is c-TF-IDF-like: a word scores by its share of the group's words times log(1 + A / its count in
 all groups), A the mean number of words per group, so words every topic shares ("how", "best") sink and
@@ -36,7 +37,7 @@ from core.profiles import profile_for
 from core.search.floor import bar_for_table
 from core.search.posts import post_vectors
 from core.store import Store, StoreError
-from core.store.questions import LoggedQuestion
+from core.store.questions import LoggedQuestion, QuestionLog
 from core.text import detect_language, function_words, languages_differ, stemmer_for
 from core.text.words import QUESTION_FILLER
 
@@ -222,12 +223,14 @@ def find_topics(
     store: Store | None = None,
     threshold: float | None = None,
     min_count: int = 1,
+    log: QuestionLog | None = None,
 ) -> list[Topic]:
     """The questions (newest first) grouped into topics, most asked first; topics asked fewer than
     `min_count` times are left out; `threshold` None: the model's (its profile's `topics_merge`). With a
     `store`, each topic gets its closest post (None without posts, when the table's vectors come from
     another model than `embedder`, or when no chunk reaches the model's `supported` relevance: an
-    unrelated post)."""
+    unrelated post). With the question `log`, vectors it kept are read and the new ones kept there, so
+    a grouping after a restart embeds only questions not grouped before."""
     distinct: dict[str, str] = {}
     repeats: Counter[str] = Counter()
     for question in questions:
@@ -240,7 +243,7 @@ def find_topics(
     keys = list(distinct)
     if not keys:
         return []
-    vectors = normalise_rows(question_vectors.embed(embedder, [distinct[k] for k in keys]))
+    vectors = _question_vectors([distinct[k] for k in keys], embedder, log)
     low, high = relevance_scale(embedder.model_id)
     if threshold is None:
         threshold = profile_for(embedder.model_id).topics_merge
@@ -268,6 +271,23 @@ def find_topics(
     if store is not None:
         _add_closest(topics, store, embedder)
     return topics
+
+
+def _question_vectors(texts: list[str], embedder: Embedder, log: QuestionLog | None) -> np.ndarray:
+    """Unit vectors of `texts` (the `query` form): from this process's memo, else the log's kept
+    vectors, else embedded (and then kept in the log)."""
+    if log is None:
+        return normalise_rows(question_vectors.embed(embedder, texts))
+    # The log's vectors go into the memo, so the memo embeds only the texts neither holds.
+    missing = [t for t in texts if not question_vectors.holds(embedder, t)]
+    kept = log.vectors(embedder.model_id, missing) if missing else {}
+    question_vectors.put(embedder, list(kept), np.array(list(kept.values())))
+    new = [t for t in missing if t not in kept]
+    vectors = normalise_rows(question_vectors.embed(embedder, texts))
+    if new:
+        index = {text: i for i, text in enumerate(texts)}
+        log.keep_vectors(embedder.model_id, new, vectors[[index[t] for t in new]])
+    return vectors
 
 
 def _shortened(question: str, limit: int = MAX_NAME_WORD) -> str:

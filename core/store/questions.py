@@ -19,10 +19,15 @@ by every `query`, which never returns them either.
 
 Writes are appends and single-row updates, each through `retry_commit` like every other store write,
 so concurrent writers (several app processes, the CLI) lose nothing.
+
+A fifth table, `question_vectors`, keeps the vectors the Readers page embedded its questions into (by
+model and text: no question id, no time), so grouping them after a restart embeds only new questions.
+They go with their questions: when retention deletes the last row asking a text, or on `purge`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 import uuid
@@ -31,6 +36,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from core.config import Settings
@@ -40,6 +46,7 @@ from core.store.schema import sql_str
 from core.store.tables import Store
 
 QUESTIONS = "questions"
+QUESTION_VECTORS = "question_vectors"
 SOURCES = ("chat", "api", "widget", "cli")  # widget: the blog widget (the API, asked by widget.js)
 MAX_COMMENT_CHARS = 500
 # What readers are told while the log is on: the chat's footer and the widget (via GET /api/welcome)
@@ -65,6 +72,15 @@ QUESTIONS_SCHEMA = pa.schema(
         pa.field("comment", pa.string()),
     ]
 )
+VECTORS_SCHEMA = pa.schema(
+    [
+        pa.field("key", pa.string(), nullable=False),  # sha256 of the model id and the text
+        pa.field("text_hash", pa.string()),  # sha256 of the text: which questions it goes with
+        pa.field("model", pa.string()),
+        pa.field("vector", pa.list_(pa.float32())),
+    ]
+)
+_IN_BATCH = 500  # keys per `IN (…)` filter
 _ID = re.compile(r"[0-9a-f]{32}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -249,7 +265,8 @@ class QuestionLog:
         return result.rows_updated > 0
 
     def expire(self) -> int:
-        """Delete the rows older than the retention; returns how many went."""
+        """Delete the rows older than the retention, and the vectors of the texts no row asks any more;
+        returns how many rows went."""
         table = self._open()
         if table is None:
             return 0
@@ -257,10 +274,16 @@ class QuestionLog:
         old = table.count_rows(where)
         if old:
             retry_commit("delete old questions", lambda: self._open().delete(where))
+            self._drop_orphan_vectors()
         return old
 
     def purge(self) -> int:
-        """Delete every logged question (even with the log off); returns how many there were."""
+        """Delete every logged question (even with the log off) and every kept vector; returns how many
+        questions there were."""
+        if self.store._open(QUESTION_VECTORS) is not None:
+            retry_commit(
+                "delete the questions' vectors", lambda: self.store._open(QUESTION_VECTORS).delete("true")
+            )
         table = self._open()
         if table is None:
             return 0
@@ -268,6 +291,56 @@ class QuestionLog:
         if count:
             retry_commit("empty the question log", lambda: self._open().delete("true"))
         return count
+
+    # Vectors -------------------------------------------------------------------------------------
+
+    def vectors(self, model_id: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """The kept vectors of `texts` under `model_id`, by text (those never kept are missing)."""
+        table = self.store._open(QUESTION_VECTORS)
+        if table is None or not texts:
+            return {}
+        by_key = {_vector_key(model_id, text): text for text in texts}
+        keys, found = list(by_key), {}
+        for start in range(0, len(keys), _IN_BATCH):
+            listed = ", ".join(sql_str(k) for k in keys[start : start + _IN_BATCH])
+            for row in scan(table, ["key", "vector"], f"key IN ({listed})").to_pylist():
+                found[by_key[row["key"]]] = np.asarray(row["vector"], dtype=np.float32)
+        return found
+
+    def keep_vectors(self, model_id: str, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Keep `vectors` (one row per text) of logged questions' `texts` under `model_id`; nothing while
+        the log is off."""
+        if not self.enabled or not len(texts):
+            return
+        rows = [
+            {"key": _vector_key(model_id, text), "text_hash": _text_hash(text), "model": model_id,
+             "vector": np.asarray(vector, dtype=np.float32).tolist()}
+            for text, vector in zip(texts, vectors, strict=True)
+        ]  # fmt: skip
+        data = pa.Table.from_pylist(rows, schema=VECTORS_SCHEMA)
+
+        def write() -> Any:
+            table = self.store._open(QUESTION_VECTORS)
+            if table is None:
+                table = self.store.db.create_table(QUESTION_VECTORS, schema=VECTORS_SCHEMA, exist_ok=True)
+            return table.merge_insert("key").when_not_matched_insert_all().execute(data)
+
+        retry_commit("keep the questions' vectors", write)
+
+    def _drop_orphan_vectors(self) -> None:
+        """Delete the vectors of texts that no logged question asks any more."""
+        vectors, table = self.store._open(QUESTION_VECTORS), self._open()
+        if vectors is None or table is None:
+            return
+        asked = {_text_hash(q) for q in scan(table, ["question"]).column("question").to_pylist()}
+        kept = scan(vectors, ["key", "text_hash"]).to_pylist()
+        orphans = [row["key"] for row in kept if row["text_hash"] not in asked]
+        for start in range(0, len(orphans), _IN_BATCH):
+            where = "key IN (" + ", ".join(sql_str(k) for k in orphans[start : start + _IN_BATCH]) + ")"
+            retry_commit(
+                "delete old questions' vectors",
+                lambda where=where: self.store._open(QUESTION_VECTORS).delete(where),
+            )
 
     # Reads ---------------------------------------------------------------------------------------
 
@@ -323,3 +396,11 @@ class QuestionLog:
         table = self._open()
         if table is not None and int(table.stats()["fragment_stats"]["num_fragments"]) > MAX_FRAGMENTS:
             retry_commit("compact the question log", lambda: self._open().optimize())
+
+
+def _text_hash(text: str) -> str:
+    return hashlib.sha256(text.strip().encode()).hexdigest()
+
+
+def _vector_key(model_id: str, text: str) -> str:
+    return hashlib.sha256(f"{model_id}\n{text.strip()}".encode()).hexdigest()

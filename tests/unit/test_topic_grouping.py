@@ -1,13 +1,18 @@
 """Grouping readers' questions (core/search/topics.py): average linkage gives the groups of the plain
 whole-matrix algorithm it replaced (each step merges the most similar pair, the first row then column
-among equals), and a question's vector is embedded once per process, not on every grouping."""
+among equals), and a question's vector is embedded once, not on every grouping: kept in the process and
+in the question log's table, which deletes it with its question."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
 
 from core.search.topics import average_linkage, find_topics, question_vectors
+from core.store import Store
+from core.store.questions import Asked, QuestionLog
 
 
 def plain_average_linkage(vectors: np.ndarray, threshold: float) -> list[list[int]]:
@@ -94,3 +99,45 @@ def test_a_new_question_embeds_one_question_not_all_of_them():
     again = find_topics(["Where do swallows nest?", *questions], embedder, threshold=0.5)
     assert embedder.texts == len(questions) + 1
     assert sum(t.count for t in again) == sum(t.count for t in first) + 1
+
+
+def test_the_logs_kept_vectors_spare_embedding_after_a_restart(tmp_path):
+    """The first grouping in a fresh server process embedded every question again (~15 s for 1,500)."""
+    log = QuestionLog(Store(tmp_path / "db"))
+    questions = ["How do I keep hens in winter?", "What do goats eat?", "Where do swallows nest?"]
+    for question in questions:
+        log.add(Asked(question, "en", "none", True, (), 0.2, "chat"))
+    question_vectors.clear()
+    first = CountingEmbedder()
+    grouped = find_topics(questions, first, threshold=0.5, log=log)
+    assert first.texts == 3
+    question_vectors.clear()  # a new process: only the table remembers
+    again = CountingEmbedder()
+    regrouped = find_topics([*questions, "Can bees sting twice?"], again, threshold=0.5, log=log)
+    assert again.texts == 1  # the new question alone
+    question_vectors.clear()
+    fresh = find_topics([*questions, "Can bees sting twice?"], CountingEmbedder(), threshold=0.5)
+    assert [(t.name, t.questions) for t in regrouped] == [(t.name, t.questions) for t in fresh]
+    assert sum(t.count for t in regrouped) == sum(t.count for t in grouped) + 1
+
+
+def test_kept_vectors_go_with_their_questions(tmp_path):
+    """Retention and purge delete the questions' vectors too: nothing of a question outlives it."""
+    now = [datetime(2026, 6, 1, tzinfo=UTC)]
+    log = QuestionLog(Store(tmp_path / "db"), retention_days=30, now=lambda: now[0])
+    log.add(Asked("What do goats eat?", "en", "none", True, (), 0.2, "chat"), at=now[0] - timedelta(days=20))
+    log.add(Asked("How do I keep hens?", "en", "none", True, (), 0.2, "chat"), at=now[0])
+    embedder = CountingEmbedder()
+    texts = ["What do goats eat?", "How do I keep hens?"]
+    log.keep_vectors(embedder.model_id, texts, embedder.embed(texts))
+    assert set(log.vectors(embedder.model_id, texts)) == set(texts)
+    assert log.vectors("another-model", texts) == {}
+    now[0] += timedelta(days=15)  # the goats question is past the retention
+    log.query()
+    assert set(log.vectors(embedder.model_id, texts)) == {"How do I keep hens?"}
+    log.purge()
+    assert log.vectors(embedder.model_id, texts) == {}
+    QuestionLog(Store(tmp_path / "off"), enabled=False).keep_vectors(
+        embedder.model_id, texts, embedder.embed(texts)
+    )
+    assert QuestionLog(Store(tmp_path / "off")).vectors(embedder.model_id, texts) == {}
