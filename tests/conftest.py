@@ -200,3 +200,16 @@ class CountingEmbedder:
     def query(self, texts):
         self.queries += 1
         return self.inner.query(texts)
+
+
+# A German blog: three posts about bees (plain text, title on the first line).
+GERMAN_POSTS = {
+    "winter": "Bienen im Winter\n\nIm Winter bilden die Bienen eine Traube. Die Traube hält in der Mitte etwa "
+    "20 Grad, auch wenn es draußen friert. Das kostet viel Energie. Deshalb füttere ich im September "
+    "Zuckersirup, und jedes Volk bekommt etwa 15 Kilo.\n",
+    "varroa": "Der Kampf gegen die Varroamilbe\n\nDie Varroamilbe ist der größte Feind meiner Bienen. Nach "
+    "der letzten Honigernte behandle ich mit Ameisensäure. Im Dezember träufle ich Oxalsäure auf die "
+    "Bienen, wenn das Volk brutfrei ist.\n",
+    "garten": "Ein Garten für Bienen\n\nSeit ich Bienen halte, ist unser Rasen zur Hälfte einer Blumenwiese "
+    "gewichen. Die Phacelia säe ich jedes Jahr neu aus. Diese Pflanze heißt nicht umsonst Bienenfreund.\n",
+}

@@ -51,6 +51,7 @@ from core.search.retrieve import DENSE_WEIGHT
 from core.search.route import ROUTE_MARGIN
 from core.store import Store
 from core.text import LANGUAGE_NAMES, UNDETERMINED, detect_language, function_words
+from core.text.labels import LABELS
 from core.text.languages import LANGUAGES, SHORT_RECORDS, UNKNOWN, language
 from core.text.words import ELIDED_PREFIXES, LIGHT_STOPWORDS, QUESTION_FILLER, WORD, is_known_word
 from core.text.words import lemma as lemma_of
@@ -328,6 +329,9 @@ def build_index(
         "chunks": chunks,
         "bm25": bm25_index(corpus.chunks),
         "lexicon": lexicon(corpus.chunks),
+        # The reader's fixed words per language, and the blog's language for them before a question.
+        "language": main,
+        "labels": LABELS,
     }
     # The words are fetched only when a missing word's decision needs them: the first load stays small.
     return index, {

@@ -2,7 +2,8 @@
 
     report = export_static(settings, "site/")
 
-    site/index.html, inkwell-static.mjs, inkwell-core.mjs, inkwell-static.css   the page
+    site/index.html, inkwell-static.mjs, inkwell-core.mjs, inkwell-static.css   the page, its fixed words
+                                             in the blog's language (core/text/labels.py)
     site/widget.js, data/welcome.json        the blog's widget (core/serve/widget.js) in static mode, and
                                              the owner's title, greeting and starters it shows
     site/data/index.json, vectors.i8, scales.f32                                 core/publish/bundle.py
@@ -32,6 +33,7 @@ from core.publish.model import MAX_TOKENS, question_model, weights_dir
 from core.search import bar_for_table
 from core.store import Store
 from core.text import plural
+from core.text.labels import ENGLISH, label_language, labels
 
 SUPPORTED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 ASSETS = Path(__file__).parent / "assets"
@@ -166,11 +168,16 @@ def export_static(settings: Settings, path: str | Path) -> StaticReport:
     for sub in ("data", "model", "vendor"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
+    language = label_language(None, index["language"])
     for name in PAGE_FILES:
-        written[name] = _copy(ASSETS / name, out / name)
+        if name == "index.html":
+            page = page_html((ASSETS / name).read_text(encoding="utf-8"), language)
+            written[name] = _write(out / name, page.encode())
+        else:
+            written[name] = _copy(ASSETS / name, out / name)
     written["widget.js"] = _copy(WIDGET, out / "widget.js")
     title = owner.title(settings)
-    written["data/welcome.json"] = _write(out / "data" / "welcome.json", welcome(title, owner))
+    written["data/welcome.json"] = _write(out / "data" / "welcome.json", welcome(title, owner, language))
     for name, data in blobs.items():
         written[f"data/{name}"] = _write(out / "data" / name, data)
     written["data/index.json"] = _write(
@@ -198,11 +205,35 @@ def export_static(settings: Settings, path: str | Path) -> StaticReport:
     )
 
 
-def welcome(title: str, owner: OwnerSettings) -> bytes:
+def welcome(title: str, owner: OwnerSettings, language: str = "en") -> bytes:
     """What the widget shows before the first question, as GET /api/welcome gives it (core/serve/api.py)
-    without the question log's part: a static site keeps nothing."""
-    data = {"title": title, "greeting": owner.greeting, "starters": list(owner.starters)}
+    without the question log's part (a static site keeps nothing): the labels in `language`, the blog's."""
+    data = {
+        "title": title,
+        "greeting": owner.greeting,
+        "starters": list(owner.starters),
+        "language": language,
+        "labels": labels(language),
+    }
     return json.dumps(data, ensure_ascii=False).encode()
+
+
+# index.html's fixed words, each as the template writes it in English, by its label.
+PAGE_LABELS = ("page_title", "static_note", "placeholder", "question", "ask", "loading", "new_conversation")
+
+
+def page_html(template: str, language: str) -> str:
+    """index.html with its fixed words (and `lang`) in `language`; English's page as it is. Each word is
+    replaced where the template has it whole, as an element's text or an attribute's value."""
+    if language == "en":
+        return template
+    words = labels(language)
+    page = template.replace('<html lang="en">', f'<html lang="{language}">', 1)
+    for key in PAGE_LABELS:
+        english = ENGLISH[key]
+        page = page.replace(f">{english}<", f">{html.escape(words[key], quote=False)}<")
+        page = page.replace(f'"{english}"', f'"{html.escape(words[key], quote=True)}"')
+    return page
 
 
 def widget_tag(folder: str, title: str) -> str:

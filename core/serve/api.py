@@ -8,8 +8,9 @@
     GET  /api/search   ?q=...&k=10 → the retrieved excerpts
     GET  /api/health   → {"status": "ok", "posts": n, "chunks": m}; 503 {"status": "unavailable", "problem",
                          "error"} saying what keeps it from answering (core/serve/health.py)
-    GET  /api/welcome  → {"title", "greeting", "starters": [...]} from the owner's Settings page, and
-                         {"question_log", "privacy_note"}: whether questions are kept, and the note saying so
+    GET  /api/welcome  → {"title", "greeting", "starters": [...]} from the owner's Settings page,
+                         {"question_log", "privacy_note"}: whether questions are kept, and the note saying so,
+                         and {"language", "labels"}: the widget's fixed words in the blog's language
     GET  /api/openapi.json → this API's OpenAPI description
     GET  /widget.js    → the widget the author pastes into the blog (core/serve/widget.js)
 
@@ -59,9 +60,11 @@ from core.serve.health import check_health
 from core.serve.openapi import OPENAPI
 from core.serve.resources import shared_embedder, shared_gate, shared_question_log, shared_store
 from core.store import StoreError
+from core.store.corpus import corpus_language
 from core.store.questions import PRIVACY_NOTE
 from core.text import QuestionError, check_question
 from core.text.fragments import citation_link
+from core.text.labels import label_language, labels
 from core.text.question import has_surrogates
 
 log = logging.getLogger(__name__)
@@ -226,12 +229,15 @@ def _post_ref(item: Any, base: str, sentences: Iterable[str] = ()) -> dict:
     }
 
 
-def answer_json(turn: Turn, base: str) -> dict:
+def answer_json(turn: Turn, base: str, blog_language: str | None = None) -> dict:
     """What a reader's client gets for one turn: the answer (Markdown) and `answer_text`, the same in
     plain text for clients that show text (the widget: a title's `&`, `*` or `<` as written), how it was
     made, the quoted sentences and, for quotes, the passages per post in plain text, the posts they come from, the closest
     posts when declined (no relevance numbers, no model or server details). `base` is Inkwell's own
-    address, for the reader-page links of posts without one."""
+    address, for the reader-page links of posts without one. `language` and `labels` are the widget's
+    fixed words ("Searched for:", "Sources:") in the language the reader is answered in (core/text/labels.py:
+    the question's, else `blog_language`)."""
+    language = label_language(turn.question, blog_language)
     reply = turn.reply
     extracted = reply.extracted if reply.mode == "extractive" else None
     quoted: dict[str, list[str]] = {}
@@ -254,6 +260,8 @@ def answer_json(turn: Turn, base: str) -> dict:
         "suggestions": [_post_ref(s, base) for s in reply.suggestions],
         "note": reply.fallback_note or None,
         "collections": turn.route.collections,
+        "language": language,
+        "labels": labels(language),
     }
 
 
@@ -330,6 +338,7 @@ class Api:
         question log is on, with the note the widget then shows (the chat footer's; "" when off)."""
         settings = self._settings()
         owner = await run_in_threadpool(lambda: load_owner(shared_store(settings)))
+        language = label_language(None, await run_in_threadpool(self._blog_language, settings))
         return JSONResponse(
             {
                 "author_name": settings.author_name,
@@ -338,8 +347,15 @@ class Api:
                 "starters": list(owner.starters),
                 "question_log": settings.question_log,
                 "privacy_note": PRIVACY_NOTE if settings.question_log else "",
+                "language": language,
+                "labels": labels(language),
             }
         )
+
+    @staticmethod
+    def _blog_language(settings: Settings) -> str | None:
+        """The posts' main language (None before any ingest): the labels' language before a question."""
+        return corpus_language(shared_store(settings), settings.local_home)
 
     async def search(self, request: Request) -> Response:
         settings = self._settings()
@@ -405,7 +421,8 @@ class Api:
         feedback)."""
         seconds = time.perf_counter() - started
         question_id = record(shared_question_log(settings), turn.reply, turn.question, source, seconds)
-        return {**answer_json(turn, base), "question_id": question_id, "seconds": round(seconds, 3)}
+        reply = answer_json(turn, base, self._blog_language(settings))
+        return {**reply, "question_id": question_id, "seconds": round(seconds, 3)}
 
     async def feedback(self, request: Request) -> Response:
         """A reader's thumbs up or down (and comment) on a logged answer: {question_id, up, comment?}."""

@@ -63,6 +63,12 @@ _ANSWER = {
         },
         "note": {"type": ["string", "null"]},
         "collections": {"type": "array", "items": {"type": "string"}},
+        "language": {"type": "string", "description": "The language of `labels` (ISO 639-1)."},
+        "labels": {
+            "type": "object",
+            "additionalProperties": {"type": "string"},
+            "description": 'A widget\'s fixed words in the reader\'s language ("searched_for", "sources", ...).',
+        },
         "question_id": {"type": ["string", "null"], "description": "For /api/feedback; null: not kept."},
         "seconds": {"type": "number"},
     },
@@ -156,7 +162,8 @@ OPENAPI = {
                 "responses": {
                     "200": {
                         "description": "{author_name, title, greeting, starters: [...], question_log: bool, "
-                        'privacy_note: the note to show while questions are kept ("" when not)}'
+                        'privacy_note: the note to show while questions are kept ("" when not), language, '
+                        "labels: the widget's fixed words in the blog's language}"
                     }
                 },
             }

@@ -11,7 +11,10 @@
  * Static mode (data-static, the tag `inkwell export --static` documents): no server at all. The widget
  * imports the exported engine (inkwell-static.mjs, beside this script) when the panel first opens, answers
  * in the browser, and reads the greeting and starters from data/welcome.json; nothing is kept or rated,
- * so there are no thumbs, comment box or privacy note. */
+ * so there are no thumbs, comment box or privacy note.
+ * Its fixed words ("Searched for:", the thumbs, the question box) come from the server in the reader's
+ * language (core/text/labels.py): the welcome's `labels` in the blog's language, then each reply's in the
+ * language it answered in; English (LABELS below) until they arrive. */
 (function () {
   "use strict";
   var script = document.currentScript;
@@ -24,7 +27,21 @@
   var KEY = "inkwell:" + (isStatic ? here : api);
   var MAX_TURNS = 20;
   var MAX_COMMENT = 500; // what the log keeps of a comment (core/store/questions.py)
-  var THANKS = "Thank you: the author will see this.";
+  // English, until the welcome or a reply brings the reader's (the same keys as core/text/labels.py).
+  var LABELS = {
+    searched_for: "Searched for:", sources: "From:", closest: "The closest posts:", writing: "Writing\u2026",
+    placeholder: "Ask a question about the posts", question: "Your question", ask: "Ask",
+    new_conversation: "New conversation", close: "Close", was_helpful: "Was this helpful?", helpful: "Helpful",
+    not_helpful: "Not helpful", thanks: "Thank you: the author will see this.",
+    thanks_comment: "Thank you: the author will see your comment.", comment: "Anything to add? (optional)",
+    send: "Send", rating_failed: "The rating could not be sent." };
+  var T = LABELS; // the labels of the panel's own controls: the blog's, then the last answer's language
+  // A label set from the server, any word it lacks in English (a server older than the widget sends none).
+  function labelsOf(given) {
+    var out = {};
+    for (var k in LABELS) out[k] = given && typeof given[k] === "string" && given[k] ? given[k] : LABELS[k];
+    return out;
+  }
   var state = load();
 
   function load() {
@@ -98,9 +115,8 @@
   header.appendChild(heading);
   var controls = el("span");
   // A new conversation: the follow-ups stop reading the earlier turns, and the starters come back.
-  var restart = el("button", { type: "button", "aria-label": "New conversation", title: "New conversation" },
-    "\u21ba");
-  var close = el("button", { type: "button", "aria-label": "Close" }, "\u00d7");
+  var restart = el("button", { type: "button" }, "\u21ba");
+  var close = el("button", { type: "button" }, "\u00d7");
   controls.appendChild(restart);
   controls.appendChild(close);
   header.appendChild(controls);
@@ -108,9 +124,8 @@
   var form = el("form");
   // No maxlength: a pasted question cut to fit would be answered as something the reader did not ask;
   // the server refuses an over-long one with its limit (INKWELL_MAX_QUESTION_CHARS), shown as the answer.
-  var input = el("input", { type: "text", "aria-label": "Your question",
-    placeholder: opt.placeholder || "Ask a question about the posts" });
-  var send = el("button", { type: "submit" }, "Ask");
+  var input = el("input", { type: "text" });
+  var send = el("button", { type: "submit" });
   form.appendChild(input);
   form.appendChild(send);
   // What is kept of a question: shown only once the server says its question log is on.
@@ -121,6 +136,18 @@
   panel.appendChild(note);
   root.appendChild(button);
   root.appendChild(panel);
+  // The panel's own words in `labels`' language; the tag's data-button and data-placeholder stay as written.
+  function useLabels(labels) {
+    T = labelsOf(labels);
+    if (!opt.button) button.textContent = T.ask;
+    restart.setAttribute("aria-label", T.new_conversation);
+    restart.setAttribute("title", T.new_conversation);
+    close.setAttribute("aria-label", T.close);
+    input.setAttribute("aria-label", T.question);
+    input.setAttribute("placeholder", opt.placeholder || T.placeholder);
+    send.textContent = T.ask;
+  }
+  useLabels(null);
 
   // Static mode's engine, imported once from this script's folder (its data and model load beside it); a
   // failed load is tried again on the next question.
@@ -171,7 +198,8 @@
   // A follow-up was searched with the question before it (or that question again, "tell me more"): the
   // reader sees what was searched, as in the chat.
   function drawSearched(box, answer, reply) {
-    if (reply.searched_for) box.insertBefore(el("p", { class: "muted" }, "Searched for: " + reply.searched_for), answer);
+    if (!reply.searched_for) return;
+    box.insertBefore(el("p", { class: "muted" }, labelsOf(reply.labels).searched_for + " " + reply.searched_for), answer);
   }
   function drawSources(box, reply) {
     // One link per post: where the server says a click goes (the post at the quoted sentences).
@@ -184,7 +212,8 @@
       links.push({ title: p.title, href: safeUrl(p.link || p.url || "") });
     });
     if (!links.length) return;
-    box.appendChild(el("p", { class: "muted" }, reply.mode === "none" ? "The closest posts:" : "From:"));
+    var words = labelsOf(reply.labels);
+    box.appendChild(el("p", { class: "muted" }, reply.mode === "none" ? words.closest : words.sources));
     var list = el("ul", { class: "src" });
     links.forEach(function (l) {
       var item = el("li");
@@ -204,7 +233,8 @@
   // short comment goes with it (the same question id, the same thumb).
   function drawRating(box, reply) {
     if (!reply.question_id) return;
-    var row = el("div", { class: "rate", role: "group", "aria-label": "Was this helpful?" });
+    var words = labelsOf(reply.labels);
+    var row = el("div", { class: "rate", role: "group", "aria-label": words.was_helpful });
     function rate(up, comment) {
       return fetch(api + "/api/feedback", {
         method: "POST",
@@ -212,29 +242,28 @@
         body: JSON.stringify({ question_id: reply.question_id, up: up, comment: comment || "" }),
       }).then(function (r) { if (!r.ok) throw new Error(String(r.status)); });
     }
-    function failed() { row.textContent = "The rating could not be sent."; }
-    [["\ud83d\udc4d", "Helpful", true], ["\ud83d\udc4e", "Not helpful", false]].forEach(function (b) {
+    function failed() { row.textContent = words.rating_failed; }
+    [["\ud83d\udc4d", words.helpful, true], ["\ud83d\udc4e", words.not_helpful, false]].forEach(function (b) {
       var thumb = el("button", { type: "button", "aria-label": b[1] }, b[0]);
       thumb.addEventListener("click", function () {
-        rate(b[2]).then(function () { drawComment(row, b[2], rate, failed); }, failed);
+        rate(b[2]).then(function () { drawComment(row, b[2], rate, failed, words); }, failed);
       });
       row.appendChild(thumb);
     });
     box.appendChild(row);
   }
-  function drawComment(row, up, rate, failed) {
+  function drawComment(row, up, rate, failed, words) {
     row.textContent = "";
-    row.appendChild(el("span", null, THANKS));
+    row.appendChild(el("span", null, words.thanks));
     var line = el("div", { class: "comment" });
-    var text = el("input", { type: "text", maxlength: String(MAX_COMMENT), "aria-label": "Anything to add? (optional)",
-      placeholder: "Anything to add? (optional)" });
-    var sendComment = el("button", { type: "button" }, "Send");
+    var text = el("input", { type: "text", maxlength: String(MAX_COMMENT), "aria-label": words.comment,
+      placeholder: words.comment });
+    var sendComment = el("button", { type: "button" }, words.send);
     function submit() {
       var comment = text.value.trim();
       if (!comment || sendComment.disabled) return;
       sendComment.disabled = true;
-      rate(up, comment).then(function () { row.textContent = "Thank you: the author will see your comment."; },
-        failed);
+      rate(up, comment).then(function () { row.textContent = words.thanks_comment; }, failed);
     }
     sendComment.addEventListener("click", submit);
     // Enter sends the comment (it is not in the question's form, which Enter would submit).
@@ -269,6 +298,9 @@
   fetch(isStatic ? here + "data/welcome.json" : api + "/api/welcome").then(function (r) {
     return r.ok ? r.json() : {};
   }).then(function (w) {
+    // The blog's language until a question is answered (a conversation kept from another page: its last).
+    var last = state.turns.length ? state.turns[state.turns.length - 1].reply : null;
+    useLabels(last && last.labels ? last.labels : w.labels);
     if (!opt.title && typeof w.title === "string" && w.title) {
       heading.textContent = w.title; // the owner's chat title, unless the tag names one
       panel.setAttribute("aria-label", w.title);
@@ -326,6 +358,7 @@
     turn.answer = data.answer;  // Markdown, sent back as the conversation (as the chat keeps it)
     turn.text = data.answer_text || data.answer;
     turn.reply = data;
+    if (data.labels) useLabels(data.labels); // the controls now speak the reader's language
     view.answer.textContent = turn.text;
     drawSearched(view.box, view.answer, data);
     drawSources(view.box, data);
@@ -402,7 +435,7 @@
     drawQuestion(question);
     var turn = { question: question, answer: "" };
     var view = drawAnswer(turn);
-    view.answer.textContent = "Writing\u2026";
+    view.answer.textContent = T.writing;
     log.scrollTop = log.scrollHeight; // the new question in view, below a long conversation
     (isStatic ? askHere : askServer)(question, turn, view).catch(function (err) {
       view.answer.textContent = err && err.message ? err.message : "The question could not be answered.";

@@ -28,7 +28,8 @@ from core.answer.owner import save_owner
 from core.config import Settings
 from core.ingest import ingest_paths
 from core.store import Store
-from tests.conftest import DEMO, write
+from core.text.labels import labels
+from tests.conftest import DEMO, GERMAN_POSTS, write
 from tests.e2e_support import app_environ, launch_chromium
 from tests.static_support import LOAD_TIMEOUT, ask, serve_folder, static_page
 
@@ -236,21 +237,9 @@ def test_a_damaged_data_file_is_named_with_what_to_do(site, driver, tmp_path, na
             browser.close()
 
 
-GERMAN_POSTS = {
-    "winter": "Bienen im Winter\n\nIm Winter bilden die Bienen eine Traube. Die Traube hält in der Mitte etwa "
-    "20 Grad, auch wenn es draußen friert. Das kostet viel Energie. Deshalb füttere ich im September "
-    "Zuckersirup, und jedes Volk bekommt etwa 15 Kilo.\n",
-    "varroa": "Der Kampf gegen die Varroamilbe\n\nDie Varroamilbe ist der größte Feind meiner Bienen. Nach "
-    "der letzten Honigernte behandle ich mit Ameisensäure. Im Dezember träufle ich Oxalsäure auf die "
-    "Bienen, wenn das Volk brutfrei ist.\n",
-    "garten": "Ein Garten für Bienen\n\nSeit ich Bienen halte, ist unser Rasen zur Hälfte einer Blumenwiese "
-    "gewichen. Die Phacelia säe ich jedes Jahr neu aus. Diese Pflanze heißt nicht umsonst Bienenfreund.\n",
-}
-
-
 @pytest.fixture(scope="module")
-def german_page(tmp_path_factory: pytest.TempPathFactory, embedder, driver):
-    """A German blog's page (three posts, MiniLM as static mode needs), exported and opened."""
+def german_site(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
+    """A German blog's export (three posts, MiniLM as static mode needs): the folder holding site/."""
     root = tmp_path_factory.mktemp("static-de")
     for name, text in GERMAN_POSTS.items():
         write(root / "posts" / f"{name}.txt", text)
@@ -266,8 +255,58 @@ def german_page(tmp_path_factory: pytest.TempPathFactory, embedder, driver):
         timeout=900,
     )
     assert done.returncode == 0, done.stderr
-    with serve_folder(root / "site") as url, static_page(driver, url) as page:
+    return root
+
+
+@pytest.fixture(scope="module")
+def german_page(german_site: Path, driver):
+    """The German blog's page, opened."""
+    with serve_folder(german_site / "site") as url, static_page(driver, url) as page:
         yield page
+
+
+def test_a_german_blogs_page_says_its_fixed_words_in_german(german_page):
+    # The page said "Ask a question about the posts", "From …:", "Searched for: …" on a German blog.
+    german = labels("de")
+    assert german_page.get_attribute("html", "lang") == "de"
+    assert german_page.inner_text("h1") == german["page_title"]
+    assert german_page.get_attribute("#inkwell-question", "placeholder") == german["placeholder"]
+    assert german_page.inner_text("#inkwell-form button") == german["ask"]
+    if german_page.is_visible("#inkwell-new"):  # a conversation of its own
+        german_page.click("#inkwell-new")
+    answer = turn(german_page, "Was füttern Sie im September den Bienen?")
+    assert "Aus Bienen im Winter:" in answer and german["quoted"] in answer, answer
+    follow = turn(german_page, "Und wie viel davon bekommt jedes Volk?")
+    assert "Gesucht nach: Was füttern Sie im September den Bienen? Und wie viel" in follow, follow
+    assert not any(english in answer + follow for english in ("From ", "Searched for", "author's own"))
+    german_page.click("#inkwell-new")
+
+
+def test_the_static_widget_on_a_german_blog_speaks_german(german_site: Path, driver):
+    """The widget (data-static) takes the blog's labels from data/welcome.json, each answer's from it."""
+    from playwright.sync_api import expect
+
+    german = labels("de")
+    write(
+        german_site / "blog" / "index.html",
+        "<!doctype html><html><head><meta charset=utf-8><title>Bienen</title></head><body><h1>Bienen</h1>"
+        '<script src="/site/widget.js" defer data-static data-title="Frag die Imkerin"></script></body></html>',
+    )
+    with serve_folder(german_site) as url:
+        browser = launch_chromium(driver)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(LOAD_TIMEOUT)
+            page.goto(url + "blog/index.html")
+            page.locator(f"{WIDGET} button.btn", has_text=german["ask"]).click()  # was "Ask"
+            box = page.locator(f"{WIDGET} input[aria-label='{german['question']}']")
+            expect(box).to_have_attribute("placeholder", german["placeholder"])
+            answer = widget_ask(page, "Was füttern Sie im September den Bienen?", label=german["question"])
+            assert german["sources"] in answer.inner_text() and "From:" not in answer.inner_text()
+            follow = widget_ask(page, "Und wie viel davon bekommt jedes Volk?", label=german["question"])
+            assert flat(follow.inner_text()).startswith("Gesucht nach: Was füttern Sie im September")
+        finally:
+            browser.close()
 
 
 def test_a_decline_on_a_german_blog_is_german_down_to_the_closest_posts(german_page):
@@ -398,14 +437,15 @@ def blog(site: Path, driver):
     assert not outside, f"the widget fetched from elsewhere: {outside}"
 
 
-def widget_ask(page, question: str = "", starter: str = ""):
-    """Ask in the widget (typed, or by clicking a starter) and return the answer's box once complete."""
+def widget_ask(page, question: str = "", starter: str = "", label: str = "Your question"):
+    """Ask in the widget (typed into the box named `label`, or by clicking a starter) and return the
+    answer's box once complete."""
     before = page.locator(f"{WIDGET} .log > div:not(.welcome)").count()
     if starter:
         page.locator(f"{WIDGET} .starter", has_text=starter).click()
     else:
-        page.fill(f"{WIDGET} input[aria-label='Your question']", question)
-        page.press(f"{WIDGET} input[aria-label='Your question']", "Enter")
+        page.fill(f"{WIDGET} input[aria-label='{label}']", question)
+        page.press(f"{WIDGET} input[aria-label='{label}']", "Enter")
     page.wait_for_function(
         """n => { const r = document.querySelector('[data-inkwell]').shadowRoot;
         return !r.querySelector('form button').disabled && r.querySelectorAll('.log > div:not(.welcome)').length > n; }""",

@@ -7,6 +7,7 @@ import json
 
 from core.answer.owner import OwnerSettings
 from core.publish.site import WIDGET, welcome, widget_tag
+from core.text.labels import labels
 
 
 def test_the_tag_loads_the_widget_from_the_served_folder_in_static_mode():
@@ -23,7 +24,10 @@ def test_the_welcome_is_the_owners_without_a_question_log():
         "title": "Ask Mara",
         "greeting": "Hello.",
         "starters": ["One?", "Two?", "Three?"],
+        "language": "en",
+        "labels": labels("en"),
     }
+    assert json.loads(welcome("Frag Mara", owner, "de"))["labels"]["searched_for"] == "Gesucht nach:"
 
 
 def test_the_widget_copied_is_the_servers():

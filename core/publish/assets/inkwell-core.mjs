@@ -774,6 +774,16 @@ export class Engine {
     return [...best.values()].sort((a, b) => b.relevance - a.relevance).slice(0, this.rules.suggestions);
   }
 
+  /** The reader's fixed words for a reply to `question` ({language, labels}), chosen as
+   * core/text/labels.py label_language chooses: the question's language when it has a set, else the blog's
+   * (index.language), else English. */
+  labelsFor(question) {
+    const sets = this.index.labels || {};
+    const asked = question ? detectLanguage(question, this.L) : UND;
+    const language = [asked, this.index.language].find((code) => code && sets[code]) || "en";
+    return { language, labels: sets[language] || sets.en || {} };
+  }
+
   /** The reply to `question` given its vector `q` and that of `about(question)`, `qAbout` (the same
    * when `about` changes nothing), as core/answer/reply.py in extractive mode. A follow-up passes
    * `searched`: `followupQuery`'s {query, followUp, said} with the query's vectors `q` and `qAbout`; the

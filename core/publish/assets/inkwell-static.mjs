@@ -2,7 +2,8 @@
 // Web, from ./vendor, never a CDN), answers in the page. index.html's form is mounted when the page has
 // one; a blog's widget (widget.js with data-static) imports this module and asks through widgetReply.
 // Every piece of post text is put in the page with textContent: a post holding <img onerror=…> shows
-// those characters, it runs nothing.
+// those characters, it runs nothing. The page's fixed words are the reader's language's (data/index.json
+// `labels`, core/text/labels.py): index.html comes written in the blog's, each reply in its own.
 import * as ort from "./vendor/ort.wasm.min.mjs";
 import stem from "./vendor/porter2.mjs";
 import { Engine, followupQuery, WordPiece } from "./inkwell-core.mjs";
@@ -119,7 +120,7 @@ async function ask(question, conversation = []) {
       ? null
       : { ...follow, q: await vector(follow.query), qAbout: await vector(engine.about(follow.query)) };
   const reply = await engine.answer(text, q, qAbout, searched);
-  return { ...reply, seconds: (performance.now() - started) / 1000 };
+  return { ...reply, ...engine.labelsFor(text), seconds: (performance.now() - started) / 1000 };
 }
 
 // Text fragments (https://wicg.github.io/scroll-to-text-fragment/): these characters must be escaped.
@@ -161,17 +162,30 @@ function link(title, url, quote) {
 
 const JOINS = { line: "\n", paragraph: "\n\n" };
 
+// English, for any word a label set lacks (the keys of core/text/labels.py).
+const ENGLISH = {
+  searched_for: "Searched for:",
+  from_post: "From {title}:",
+  quoted: "The author's own sentences, quoted from the posts (no model wrote them).",
+  closest: "The closest posts:",
+  thinking: "Thinking…",
+};
+const wordsOf = (labels) => ({ ...ENGLISH, ...(labels || {}) });
+
 /** One turn on the page: the question, what was searched when it differs, then the reply. */
 function render(reply, out) {
+  const words = wordsOf(reply.labels);
   out.replaceChildren(element("p", reply.question, "inkwell-asked"));
   if (reply.query && reply.query !== reply.question) {
-    out.append(element("p", `Searched for: ${reply.query}`, "inkwell-note inkwell-searched"));
+    out.append(element("p", `${words.searched_for} ${reply.query}`, "inkwell-note inkwell-searched"));
   }
   if (reply.mode === "extractive") {
     for (const group of reply.groups) {
       const block = element("div", undefined, "inkwell-passage");
-      const from = element("p", "From ", "inkwell-from");
-      from.append(link(group.title, group.url, group.quotes[0].text), document.createTextNode(":"));
+      // "From {title}:" with the title a link, wherever the language puts it ("{title} yazısından:").
+      const [before, after = ""] = words.from_post.split("{title}");
+      const from = element("p", before, "inkwell-from");
+      from.append(link(group.title, group.url, group.quotes[0].text), document.createTextNode(after));
       const quote = element("blockquote", undefined, "inkwell-quote");
       group.quotes.forEach((q, i) => {
         // A passage going on into the post's next section shows its heading, as the server's answer does.
@@ -182,7 +196,7 @@ function render(reply, out) {
       block.append(from, quote);
       out.append(block);
     }
-    out.append(element("p", "The author's own sentences, quoted from the posts (no model wrote them).", "inkwell-note"));
+    out.append(element("p", words.quoted, "inkwell-note"));
     return;
   }
   out.append(element("p", reply.text, "inkwell-decline"));
@@ -193,7 +207,7 @@ function render(reply, out) {
       item.append(link(s.title, s.url, ""));
       list.append(item);
     }
-    out.append(element("p", reply.closest || "The closest posts:", "inkwell-note"), list);
+    out.append(element("p", reply.closest || words.closest, "inkwell-note"), list);
   }
 }
 
@@ -213,6 +227,7 @@ function mount() {
   // The conversation lasts as long as the page: a follow-up ("how much did it cost?", "tell me more")
   // reads it. The latest turn is in `out`; the ones before move up into `earlier`.
   let conversation = [];
+  let words = wordsOf(null); // the blog's language once loaded, then the last reply's
   if (restart) {
     restart.addEventListener("click", () => {
       conversation = [];
@@ -225,6 +240,7 @@ function mount() {
   }
   ready.then(
     (r) => {
+      words = wordsOf(r.engine.labelsFor("").labels);
       status.textContent = "";
       form.dataset.ready = "true";
       window.inkwell.loadSeconds = r.seconds;
@@ -240,7 +256,7 @@ function mount() {
     if (busy) return;
     busy = true;
     if (send) send.disabled = true;
-    status.textContent = "Thinking…";
+    status.textContent = words.thinking;
     try {
       const reply = await ask(input.value, conversation);
       if (earlier && out.childNodes.length) {
@@ -249,6 +265,7 @@ function mount() {
         earlier.append(turn);
       }
       render(reply, out);
+      words = wordsOf(reply.labels);
       out.dataset.mode = reply.mode;
       conversation.push({ role: "user", content: reply.question }, { role: "assistant", content: replyText(reply) });
       input.value = "";
@@ -276,7 +293,12 @@ function passage(group) {
  * first quoted sentence, or the decline with the closest posts. No question_id: nothing to rate here. */
 export async function widgetReply(question, conversation = []) {
   const reply = await ask(question, conversation);
-  const asked = { question: reply.question, searched_for: reply.query !== reply.question ? reply.query : null };
+  const asked = {
+    question: reply.question,
+    searched_for: reply.query !== reply.question ? reply.query : null,
+    language: reply.language,
+    labels: reply.labels,
+  };
   const ref = (post, title, url, quote) =>
     ({ post_id: post, title, url: safeAddress(url || "") || null, link: fragmentLink(url, quote) });
   if (reply.mode === "extractive") {

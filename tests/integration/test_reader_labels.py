@@ -1,0 +1,45 @@
+"""A German blog's readers get the fixed words around an answer in German (core/text/labels.py): the HTTP
+API's welcome and replies carry them for the widget; an English question on the same blog gets English
+ones. Real LanceDB, the real embedder, the API in-process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.config import Settings
+from core.ingest import ingest_posts
+from core.models import Block, Post
+from core.serve.api import api_app
+from core.store import Store
+from core.text.labels import labels
+from tests.conftest import GERMAN_POSTS
+from tests.integration.test_api_requests import call, post
+
+GERMAN = labels("de")
+
+
+@pytest.fixture
+def german_blog(data_dir: Path, embedder) -> Settings:
+    """The German blog's three posts, ingested (which records German as the corpus's language)."""
+    settings = Settings.load({"data_dir": data_dir}, environ={})
+    posts = []
+    for name, text in GERMAN_POSTS.items():
+        title, body = text.split("\n\n", 1)
+        posts.append(Post(name, title, [Block(body.strip())], raw=body.strip(), source=f"{name}.txt"))
+    assert ingest_posts(posts, settings, store=Store(data_dir), embedder=embedder).ok
+    return settings
+
+
+def test_the_api_gives_a_german_blogs_widget_german_labels(german_blog: Settings):
+    app = api_app(lambda: german_blog)
+    status, welcome = call(app, "GET", "/welcome", b"")
+    assert status == 200 and welcome["language"] == "de" and welcome["labels"] == GERMAN  # before a question
+    status, reply = post(app, "/ask", {"question": "Wie überwintern die Bienen im Winter?"})
+    assert status == 200, reply
+    assert reply["language"] == "de" and reply["labels"]["searched_for"] == "Gesucht nach:"
+    assert reply["labels"]["sources"] == "Quellen:" and reply["labels"]["writing"] != "Writing…"
+    # A reader asking in English is answered in English, labels too.
+    status, english = post(app, "/ask", {"question": "How do the bees get through the cold winter?"})
+    assert status == 200 and english["language"] == "en" and english["labels"] == labels("en")

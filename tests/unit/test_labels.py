@@ -1,0 +1,39 @@
+"""The reader's fixed words per language (core/text/labels.py) and the static page written with them."""
+
+from __future__ import annotations
+
+import re
+
+from core.publish.site import ASSETS, PAGE_LABELS, page_html
+from core.text.labels import ENGLISH, LABELS, label_language, labels
+from core.text.languages import REPLY_LANGUAGES
+
+
+def test_every_reply_language_has_every_label_with_its_placeholders():
+    assert set(LABELS) == set(REPLY_LANGUAGES)
+    for code, words in LABELS.items():
+        assert set(words) == set(ENGLISH), code
+        for key, english in ENGLISH.items():
+            assert re.findall(r"\{\w+\}", words[key]) == re.findall(r"\{\w+\}", english), (code, key)
+            assert words[key].strip() == words[key] and words[key], (code, key)
+        if code != "en":  # a set of its own, not English's words under another code
+            assert words["searched_for"] != ENGLISH["searched_for"], code
+
+
+def test_the_labels_follow_the_question_then_the_blog():
+    assert label_language("Wie überwintern die Bienen im kalten Winter?", "en") == "de"
+    assert label_language("How do the bees get through the winter?", "de") == "en"
+    assert label_language(None, "fr") == "fr"  # nothing asked yet: the blog's language
+    assert label_language("", "xx") == "en"  # a language without a set: English
+    assert labels("de")["searched_for"] == "Gesucht nach:" and labels("xx") is ENGLISH
+
+
+def test_the_static_page_is_written_in_the_blogs_language():
+    template = (ASSETS / "index.html").read_text(encoding="utf-8")
+    assert page_html(template, "en") == template  # English: the page as it is
+    german = page_html(template, "de")
+    assert '<html lang="de">' in german
+    for key in PAGE_LABELS:
+        assert ENGLISH[key] not in german, key  # every fixed word of the template was found and replaced
+    assert 'placeholder="Stellen Sie eine Frage zu den Beiträgen"' in german
+    assert ">Der Assistent wird geladen…<" in german
