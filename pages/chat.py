@@ -5,7 +5,9 @@ translation into the writings' language, shown as "Searched for: …"; collectio
 picked none, shown under the answer with one-click overrides that ask again; retrieval) → the reply
 (core/answer/reply.py): the author's quoted sentences, a streamed generated answer, or "I haven't
 written about that" with the closest posts.
-The reply's drawing lives in pages/shared/replies.py.
+The reply's drawing lives in pages/shared/replies.py. The reader's fixed words ("Searched for:", "Writing…",
+the comment box) are in the language the reader is answered in, the blog's before a question
+(core/text/labels.py); each assistant message keeps its "language".
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from core.answer import resolve_mode, search_turn, skipped_note
 from core.llm import LLMError, describe_llm
 from core.search import Route
 from core.serve import AnswerRefused, AnswerStopped
+from core.store.corpus import corpus_language
 from core.text import QuestionError, check_question
+from core.text.labels import label_language, labels
 from pages import shared
 from pages.shared import feedback, replies, starters
 from pages.shared.details import details_toggle
@@ -39,6 +43,7 @@ ANSWER_MODES = {
 settings = shared.base_settings()
 store = shared.get_store(settings)
 md = shared.md_escape
+blog_language = corpus_language(store, settings.local_home)  # the labels' language before a question
 
 owner = starters.saved_owner(settings)  # the greeting, title and starter questions from Settings
 st.set_page_config(page_title=owner.title(settings))  # the browser tab says whom the reader asks
@@ -123,7 +128,7 @@ def show_message(message: dict, last: bool = False) -> None:
             st.text(message["content"])
             return
         if message.get("searched"):
-            st.caption(f"Searched for: {md(message['searched'])}")
+            st.caption(f"{labels(message.get('language'))['searched_for']} {md(message['searched'])}")
         replies.show_body(message)
         if message.get("error"):
             st.error(message["error"])
@@ -148,14 +153,16 @@ def ask(question: str, override: list[str] | None = None, replacing: str | None 
     `replacing` the logged question id of the answer this one replaces (it is revised, not logged again).
     """
     started = time.perf_counter()
-    message: dict = {"role": "assistant", "content": "", "question": question}
+    language = label_language(question, blog_language)
+    words = labels(language)
+    message: dict = {"role": "assistant", "content": "", "question": question, "language": language}
     turns = history()
     gate = shared.answer_gate(settings)
     try:
         embedder = shared.get_embedder_cached(settings)
         # The reader's own choice (sidebar or override button) wins; otherwise the router decides.
         reader_choice = override if override is not None else (chosen or None)
-        with st.spinner("Searching the posts…"):
+        with st.spinner(words["searching"]):
             searched = search_turn(
                 question,
                 settings,
@@ -170,7 +177,7 @@ def ask(question: str, override: list[str] | None = None, replacing: str | None 
             st.caption(skipped_note(step, replies.model_detail(exc)))
         if searched.rewritten:
             message["searched"] = searched.query
-            st.caption(f"Searched for: {md(searched.query)}")
+            st.caption(f"{words['searched_for']} {md(searched.query)}")
         message["route"] = searched.route.to_json()
         # Overrides only when the router ran or an override did (not for a sidebar choice).
         message["override_ok"] = override is not None or searched.route.status in ("routed", "unsure")
@@ -183,7 +190,7 @@ def ask(question: str, override: list[str] | None = None, replacing: str | None 
                 with gate.enter(owner=shared.owner_key(), alive=shared.session_alive()) as ticket:
                     shared.show_place_in_line(ticket)
                     writing = st.empty()
-                    writing.caption("Writing…")  # until the first words come: never an empty bubble
+                    writing.caption(words["writing"])  # until the first words come: never an empty bubble
                     streamed = st.empty()
                     with streamed.container():
                         # A reply that falls back to quoting is drawn below as quotes, not as a stream.
@@ -229,10 +236,12 @@ else:
     with contextlib.suppress(*shared.KNOWN_ERRORS):  # a table that cannot be read says so below
         shared.warm_answers(settings, store, shared.get_embedder_cached(settings))
 
+# The input's words: the last answer's language, the blog's before any.
+page_words = labels(next((m["language"] for m in reversed(messages) if m.get("language")), blog_language))
 picked = starters.take_starter()  # a starter question clicked: asked like a typed one
 if not messages and picked is None:
-    starters.show_welcome(owner)  # the greeting and starter questions, each asked in one click
-question = st.chat_input(f"Ask {settings.author_name} something")
+    starters.show_welcome(owner, page_words["try_asking"])  # each starter asked in one click
+question = st.chat_input(page_words["ask_author"].replace("{name}", settings.author_name))
 if question is None:
     question = picked
 asked = None

@@ -17,9 +17,9 @@ from core.answer.record import record
 from core.config import Settings
 from core.serve.resources import shared_question_log
 from core.store.questions import MAX_COMMENT_CHARS, PRIVACY_NOTE, QuestionLog
+from core.text.labels import labels
 
 FOOTER = PRIVACY_NOTE  # the widget shows the same sentence (core/store/questions.py)
-THANKS = "Thank you: the author will see this."
 
 
 def question_log(settings: Settings) -> QuestionLog:
@@ -48,7 +48,7 @@ def _rated(question_id: str, settings: Settings) -> None:
 
 def show(message: dict, settings: Settings) -> None:
     """Thumbs up/down under an answer, then (once rated) a short comment box; each recorded against the
-    message's question id."""
+    message's question id. Its words are in the message's "language" (English without one)."""
     question_id = message.get("question_id")
     if not question_id or not settings.question_log:
         return
@@ -57,18 +57,19 @@ def show(message: dict, settings: Settings) -> None:
     )
     if rating is None:
         return
+    words = labels(message.get("language"))
     sent = f"commented_{question_id}"
     if st.session_state.get(sent):
-        st.caption(THANKS)
+        st.caption(words["thanks"])
         return
     with st.form(f"comment_{question_id}", clear_on_submit=True, border=False):
         comment = st.text_input(
-            "Anything to add? (optional)", max_chars=MAX_COMMENT_CHARS, key=f"comment_text_{question_id}"
+            words["comment"], max_chars=MAX_COMMENT_CHARS, key=f"comment_text_{question_id}"
         )
-        if st.form_submit_button("Send") and comment.strip():
+        if st.form_submit_button(words["send"]) and comment.strip():
             question_log(settings).feedback(question_id, up=rating == 1, comment=comment)
             st.session_state[sent] = True
-            st.caption(THANKS)
+            st.caption(words["thanks"])
 
 
 def footer(settings: Settings) -> None:

@@ -2,7 +2,8 @@
 "I haven't written about that" with the closest posts; then where it came from and how far to trust it.
 
 Replies are kept in the session as plain dicts (`reply_message`), so they can be drawn again on every
-rerun and stored as JSON.
+rerun and stored as JSON. A message's "language" (the chat sets it) puts the reader's fixed words ("From
+<post>:", the note under quotes) in that language (core/text/labels.py); without one they are English.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 import streamlit as st
 
 from core.answer import QUOTE_JOINS, Quote, Reply, passage_text
+from core.text.labels import ENGLISH, labels
 from pages.shared.details import details_on
 from pages.shared.reading import cited_link
 from pages.shared.state import owner_unlocked
@@ -20,7 +22,6 @@ from pages.shared.tables import column_config, hits_frame
 from pages.shared.text import md_escape, plural, safe_answer
 
 BUILTIN_NOTE = "Answered by the small offline model: rough. Set an OpenAI key or server for better answers."
-QUOTED_NOTE = "The author's own sentences, quoted from the posts (no model wrote them)."
 MODEL_FAILED = "The answer model could not answer just now. Please ask again in a minute."
 
 
@@ -83,9 +84,9 @@ def quoted_in(message: dict, post_id: str) -> list[str]:
     return [q["text"] for q in message.get("quotes") or [] if q["post_id"] == post_id]
 
 
-def quotes_markdown(quotes: list[dict]) -> str:
-    """The quoted sentences, post by post, each post's title linking to it; the sentences verbatim, laid
-    out as the post lays them out (`passage_text`)."""
+def quotes_markdown(quotes: list[dict], words: dict[str, str] = ENGLISH) -> str:
+    """The quoted sentences, post by post, each post's title linking to it under `words`' "From <post>:";
+    the sentences verbatim, laid out as the post lays them out (`passage_text`)."""
     groups: list[list[Quote]] = []
     for quote in map(Quote.from_json, quotes):
         if groups and groups[-1][0].post_id == quote.post_id:
@@ -96,7 +97,7 @@ def quotes_markdown(quotes: list[dict]) -> str:
     for group in groups:
         body = passage_text(group, QUOTE_JOINS, lambda heading: f"**{heading}**", md_escape)
         link = post_link(group[0].post_id, group[0].title, group[0].url, [q.text for q in group])
-        parts.append(f"From *{link}*:\n\n{body}")
+        parts.append(words["from_post"].replace("{title}", f"*{link}*") + f"\n\n{body}")
     return "\n\n".join(parts)
 
 
@@ -104,7 +105,7 @@ def show_body(message: dict) -> None:
     """The reply's text as the reader reads it."""
     mode = message.get("mode")
     if mode == "extractive" and message.get("quotes"):
-        st.markdown(quotes_markdown(message["quotes"]))
+        st.markdown(quotes_markdown(message["quotes"], labels(message.get("language"))))
     elif mode == "none":
         # A fixed sentence: ours or the owner's decline text (Settings), plain words shown as typed, as
         # the widget shows them ("$40 to $90" is no formula, "*nix" no emphasis).
@@ -140,6 +141,7 @@ def show_notes(message: dict) -> None:
     pages/shared/details.py) also the model's name, relevance numbers and the excerpts."""
     mode = message.get("mode")
     details = details_on()
+    words = labels(message.get("language"))
     fallback = message.get("fallback")
     if message.get("owner_note") and owner_unlocked():
         st.caption(f"For the owner: {md_escape(message['owner_note'])}")
@@ -149,7 +151,7 @@ def show_notes(message: dict) -> None:
         if detail:
             st.caption(f"Model error (shown to the owner only): {detail}")
     elif mode == "extractive":
-        st.caption(QUOTED_NOTE)
+        st.caption(words["quoted"])
     elif message.get("builtin"):
         st.caption(BUILTIN_NOTE)
     elif message.get("model") and details:
@@ -168,7 +170,7 @@ def show_notes(message: dict) -> None:
             f"{i}. {source_line(s, quoted_in(message, s['post_id']), details)}"
             for i, s in enumerate(sources, start=1)
         ]
-        st.markdown("**Sources**\n\n" + "\n".join(lines))
+        st.markdown(f"**{words['sources_title']}**\n\n" + "\n".join(lines))
     show_grounding(message.get("grounding"), dropped)
     hits = message.get("hits") or []
     if hits and details:
@@ -177,7 +179,7 @@ def show_notes(message: dict) -> None:
                 hits_frame(hits).drop(columns=["rank"]), hide_index=True, column_config=column_config()
             )
     if message.get("content") and mode != "none":
-        with st.expander("Copy the answer"):
+        with st.expander(words["copy"]):
             # Plain text, as the API's answer_text: a reader pastes it where Markdown's `*title*` and `\&`
             # would show as typed. A message kept before "plain" existed copies its Markdown.
             st.code(message.get("plain") or message["content"], language=None, wrap_lines=True)

@@ -27,14 +27,15 @@ def _choose(question: str) -> None:
     st.session_state[STARTER_KEY] = question
 
 
-def show_welcome(owner: OwnerSettings) -> None:
-    """The greeting as the author's first message, and one button per starter question."""
+def show_welcome(owner: OwnerSettings, try_asking: str = "Try asking:") -> None:
+    """The greeting as the author's first message, and one button per starter question under
+    `try_asking` (the reader's label, in the blog's language)."""
     if owner.greeting:
         with st.chat_message("assistant"):
             st.text(owner.greeting)
     if not owner.starters:
         return
-    st.caption("Try asking:")
+    st.caption(try_asking)
     with st.container(horizontal=True):
         for i, question in enumerate(owner.starters):
             # The label is escaped (a button's label is Markdown); the question is asked as written.

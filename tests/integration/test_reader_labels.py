@@ -1,6 +1,6 @@
 """A German blog's readers get the fixed words around an answer in German (core/text/labels.py): the HTTP
-API's welcome and replies carry them for the widget; an English question on the same blog gets English
-ones. Real LanceDB, the real embedder, the API in-process."""
+API's welcome and replies carry them for the widget, and the chat page shows them; an English question on
+the same blog gets English ones. Real LanceDB, the real embedder, the API in-process, the chat in AppTest."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from core.models import Block, Post
 from core.serve.api import api_app
 from core.store import Store
 from core.text.labels import labels
-from tests.conftest import GERMAN_POSTS
+from tests.conftest import GERMAN_POSTS, open_app, shown
 from tests.integration.test_api_requests import call, post
 
 GERMAN = labels("de")
@@ -43,3 +43,37 @@ def test_the_api_gives_a_german_blogs_widget_german_labels(german_blog: Settings
     # A reader asking in English is answered in English, labels too.
     status, english = post(app, "/ask", {"question": "How do the bees get through the cold winter?"})
     assert status == 200 and english["language"] == "en" and english["labels"] == labels("en")
+
+
+def test_the_chat_on_a_german_blog_speaks_german_around_the_answer(german_blog: Settings):
+    at = open_app()
+    assert at.chat_input[0].placeholder == "Fragen Sie the author etwas"  # the blog's language, asked nothing
+    at.chat_input[0].set_value("Was füttern Sie im September den Bienen?").run()
+    assert not at.exception and not at.error
+    reply = at.chat_message[1]
+    body, sources = (m.value for m in reply.markdown)
+    # The author's sentences under "Aus <post>:" (was "From"), the German note and list, nothing English.
+    assert body.startswith("Aus *[Bienen im Winter](") and "Zuckersirup" in body, body
+    assert sources.startswith("**Quellen**")
+    assert GERMAN["quoted"] in shown(reply.caption)
+    assert [e.label for e in reply.expander if "kopieren" in e.label] == ["Antwort kopieren"]
+    # A follow-up pointing back is searched with the question before it: said in German.
+    at.chat_input[0].set_value("Und wie viel davon bekommt jedes Volk?").run()
+    assert not at.exception
+    captions = shown(at.chat_message[3].caption)
+    assert (
+        "Gesucht nach: Was füttern Sie im September den Bienen? Und wie viel davon bekommt jedes Volk?"
+        in captions
+    )
+    assert not any("Searched for" in c or "author's own" in c for c in captions), captions
+    assert at.chat_input[0].placeholder == "Fragen Sie the author etwas"
+
+
+def test_an_english_blogs_chat_stays_english(corpus):
+    at = open_app()
+    assert at.chat_input[0].placeholder == "Ask the author something"
+    at.chat_input[0].set_value("When does swarming season start?").run()
+    reply = at.chat_message[1]
+    assert reply.markdown[0].value.startswith("From *[")
+    assert labels("en")["quoted"] in shown(reply.caption)
+    assert reply.markdown[1].value.startswith("**Sources**")
