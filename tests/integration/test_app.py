@@ -18,6 +18,7 @@ from core.config import Settings
 from core.ingest import ingest_posts
 from core.models import Hit
 from core.store import Store
+from core.text.labels import labels
 from pages import shared
 from tests.conftest import (
     APP_TIMEOUT,
@@ -689,8 +690,9 @@ def test_chat_never_shows_an_unchecked_answer_by_default_and_says_why_under_chec
         body = at.chat_message[1].markdown[0].value.replace("\\", "")
         captions = shown(at.chat_message[1].caption)
         if grounding == "auto":
-            assert body.startswith("From *") and "Swarming season starts in May." in body
-            assert "The author's own sentences, quoted from the posts (no model wrote them)." in captions
+            # The author's English sentences, under the German reader's words (core/text/labels.py).
+            assert body.startswith("Aus *") and "Swarming season starts in May." in body
+            assert labels("de")["quoted"] in captions
             assert len(server.chat_requests) == 1  # the translation only
             return
         assert body == "Die Schwarmzeit beginnt im Mai, wenn einem Volk der Platz ausgeht."
