@@ -21,6 +21,7 @@ from core.ingest import ingest_posts
 from core.models import Block, Post
 from core.store import Store
 from core.store.questions import PRIVACY_NOTE, QuestionLog
+from core.text.labels import labels
 from tests.conftest import BEES
 from tests.e2e_support import AppServer, app_environ, browser_page, free_port, streamlit_server
 from tests.static_support import serve_folder
@@ -249,3 +250,38 @@ def test_the_owners_starter_questions_ask_in_one_click(page, inkwell, blog_port,
         answer = page.locator("p.a").first
         page.wait_for_function("el => el.textContent.includes('May')", arg=answer.element_handle())
         assert page.get_by_role("button", name=STARTERS[1]).count() == 0  # the starters make way
+
+
+def test_a_german_reader_gets_the_widgets_words_in_german(page, inkwell, blog_port, tmp_path):
+    """The server sends each reply's labels in the question's language (core/text/labels.py): the thumbs,
+    the thanks and the comment box under a German question's answer are German, and so is the question
+    box after it; an English question after it brings English back."""
+    german, english = labels("de"), labels("en")
+    with blog(tmp_path / "blog", f"{inkwell.url}/widget.js", blog_port) as site:
+        page.goto(site)
+        page.get_by_role("button", name="Ask", exact=True).first.click()  # the blog's language: English
+        box = page.get_by_role("textbox", name="Your question")
+        box.fill("Wann beginnt bei den Bienen die Schwarmzeit?")
+        box.press("Enter")
+        page.get_by_role("button", name=german["helpful"], exact=True).click()  # was "Helpful"
+        page.get_by_text(german["thanks"]).wait_for()
+        assert shadow_focus(page) == german["comment"]
+        box = page.get_by_role("textbox", name=german["question"])  # was "Your question"
+        assert box.get_attribute("placeholder") == german["placeholder"]
+        assert page.get_by_text(english["thanks"]).count() == 0
+        assert ask_as(page, box, "When does swarming season start?")
+        assert (
+            page.get_by_role("textbox", name=english["question"]).get_attribute("placeholder")
+            == (english["placeholder"])
+        )
+
+
+def ask_as(page, box, question: str) -> str:
+    """Ask in `box` (named in whatever language the widget speaks now); the new answer once complete."""
+    before = page.locator("p.a").count()
+    box.fill(question)
+    box.press("Enter")
+    answer = page.locator("p.a").nth(before)
+    page.wait_for_function("() => !document.querySelector('[data-inkwell]').shadowRoot"
+                           ".querySelector('form button').disabled")  # fmt: skip
+    return answer.inner_text()
