@@ -63,6 +63,7 @@ from core.models import Hit
 from core.profiles import Passage, profile_for
 from core.text import UNDETERMINED, detect_language
 from core.text.fragments import fragment_link
+from core.text.labels import ENGLISH as ENGLISH_LABELS
 from core.text.languages import ENGLISH, Language, language
 from core.text.words import content_words, light_words
 
@@ -85,6 +86,7 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]~$])")
 QUOTE_JOINS = {"space": " ", "line": "  \n", "paragraph": "\n\n"}
 # The same joins in plain text (the HTTP API's passages, which a widget shows as text).
 PLAIN_JOINS = {"space": " ", "line": "\n", "paragraph": "\n\n"}
+FROM_POST = ENGLISH_LABELS["from_post"]  # each post's passage under "From {title}:"
 
 # A sentence that announces the next one: a lead-in ending in a colon, or an opener of the language's
 # ("Here is/are …": core/text/languages.py).
@@ -181,14 +183,23 @@ class ExtractiveAnswer:
 
     @property
     def plain_text(self) -> str:
+        """`plain` with the English frame."""
+        return self.plain(FROM_POST)
+
+    def plain(self, from_post: str = FROM_POST) -> str:
         """The answer as plain text, for clients that show text and not Markdown (the HTTP API's widget):
-        "From <title>:" and the post's passage (`passages`), the title exactly as the author wrote it."""
-        return "\n\n".join(f"From {title}:\n{body}" for _, title, body in self.passages())
+        each post's `from_post` frame ("From {title}:", the title exactly as the author wrote it) and its
+        passage (`passages`)."""
+        return "\n\n".join(f"{_framed(from_post, title)}\n{body}" for _, title, body in self.passages())
 
     @property
     def text(self) -> str:
-        """The answer as Markdown: "From *<title>*:" and the post's passage. The title is shown
-        literally (`markdown_literal`): a title is the post's data, not markup.
+        """`markdown` with the English frame."""
+        return self.markdown(FROM_POST)
+
+    def markdown(self, from_post: str = FROM_POST) -> str:
+        """The answer as Markdown: each post's `from_post` frame ("From *<title>*:", the title in italics
+        and shown literally by `markdown_literal`: a title is the post's data, not markup) and its passage.
 
         A passage keeps the author's layout: sentences of one line joined by a space, list lines by a
         line break, paragraphs by a blank line, and the heading of a section it goes on into, in bold.
@@ -197,7 +208,7 @@ class ExtractiveAnswer:
         blocks = []
         for _, title, quotes in self.groups():
             body = passage_text(quotes, QUOTE_JOINS, lambda heading: f"**{markdown_literal(heading)}**")
-            blocks.append(f"From *{markdown_literal(title)}*:\n{body}")
+            blocks.append(f"{_framed(from_post, f'*{markdown_literal(title)}*')}\n{body}")
         return "\n\n".join(blocks)
 
     def to_json(self) -> dict:
@@ -209,6 +220,12 @@ class ExtractiveAnswer:
             "best_similarity": round(self.best_similarity, 4),
             "candidates": self.candidates,
         }
+
+
+def _framed(frame: str, title: str) -> str:
+    """`frame` ("From {title}:", in the reader's language) with the title in its place."""
+    head, _, tail = frame.partition("{title}")
+    return head + title + tail
 
 
 def passage_text(

@@ -244,12 +244,14 @@ def answer_json(turn: Turn, base: str, blog_language: str | None = None) -> dict
     for q in reply.quotes:
         quoted.setdefault(q.post_id, []).append(q.text)
     refs = {q.post_id: q for q in reply.quotes}
+    words = labels(language)
     return {
         "question": turn.question,
         "searched_for": turn.query if turn.rewritten else None,
         "mode": reply.mode,
-        "answer": reply.text,
-        "answer_text": reply.plain_text,
+        # A quoted answer's "From <title>:" in the reader's language, as the widget's other words.
+        "answer": extracted.markdown(words["from_post"]) if extracted else reply.text,
+        "answer_text": extracted.plain(words["from_post"]) if extracted else reply.plain_text,
         "declined": reply.mode == "none" or reply.declined,
         "sentences": [{**_post_ref(q, base, [q.text]), "text": q.text} for q in reply.quotes],
         "passages": [
@@ -261,7 +263,7 @@ def answer_json(turn: Turn, base: str, blog_language: str | None = None) -> dict
         "note": reply.fallback_note or None,
         "collections": turn.route.collections,
         "language": language,
-        "labels": labels(language),
+        "labels": words,
     }
 
 

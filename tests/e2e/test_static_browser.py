@@ -303,6 +303,7 @@ def test_the_static_widget_on_a_german_blog_speaks_german(german_site: Path, dri
             expect(box).to_have_attribute("placeholder", german["placeholder"])
             answer = widget_ask(page, "Was füttern Sie im September den Bienen?", label=german["question"])
             assert german["sources"] in answer.inner_text() and "From:" not in answer.inner_text()
+            assert "Aus Bienen im Winter:" in answer.inner_text() and "From " not in answer.inner_text()
             follow = widget_ask(page, "Und wie viel davon bekommt jedes Volk?", label=german["question"])
             assert flat(follow.inner_text()).startswith("Gesucht nach: Was füttern Sie im September")
         finally:

@@ -40,9 +40,14 @@ def test_the_api_gives_a_german_blogs_widget_german_labels(german_blog: Settings
     assert status == 200, reply
     assert reply["language"] == "de" and reply["labels"]["searched_for"] == "Gesucht nach:"
     assert reply["labels"]["sources"] == "Quellen:" and reply["labels"]["writing"] != "Writing…"
+    # The quoted answer's own frame too: "Aus <post>:", in the text the widget shows and in the Markdown.
+    assert reply["mode"] == "extractive", reply
+    assert reply["answer_text"].startswith("Aus Bienen im Winter:\n"), reply["answer_text"]
+    assert reply["answer"].startswith("Aus *Bienen im Winter*:\n"), reply["answer"]
     # A reader asking in English is answered in English, labels too.
     status, english = post(app, "/ask", {"question": "How do the bees get through the cold winter?"})
     assert status == 200 and english["language"] == "en" and english["labels"] == labels("en")
+    assert english["answer_text"].startswith("From "), english["answer_text"]
 
 
 def test_the_chat_on_a_german_blog_speaks_german_around_the_answer(german_blog: Settings):

@@ -289,7 +289,7 @@ function passage(group) {
 }
 
 /** The reply in the shape the server's widget draws (the HTTP API's `done` event, core/serve/api.py
- * answer_json): the passages as plain text under "From <title>:", one source per post linking to its
+ * answer_json): the passages as plain text under "From <title>:" (in the reader's language), one source per post linking to its
  * first quoted sentence, or the decline with the closest posts. No question_id: nothing to rate here. */
 export async function widgetReply(question, conversation = []) {
   const reply = await ask(question, conversation);
@@ -302,7 +302,8 @@ export async function widgetReply(question, conversation = []) {
   const ref = (post, title, url, quote) =>
     ({ post_id: post, title, url: safeAddress(url || "") || null, link: fragmentLink(url, quote) });
   if (reply.mode === "extractive") {
-    const text = reply.groups.map((g) => `From ${g.title}:\n${passage(g)}`).join("\n\n");
+    const from = wordsOf(reply.labels).from_post;  // "From {title}:" in the reader's language
+    const text = reply.groups.map((g) => `${from.split("{title}").join(g.title)}\n${passage(g)}`).join("\n\n");
     const sources = reply.groups.map((g) => ref(g.post, g.title, g.url, g.quotes[0].text));
     return { ...asked, mode: "extractive", answer: text, answer_text: text, sources, sentences: [], suggestions: [] };
   }
