@@ -90,7 +90,7 @@
     ".panel[hidden]{display:none}header{display:flex;justify-content:space-between;align-items:center;" +
     "padding:10px 14px;background:var(--a);color:#fff;font-weight:600}" +
     "header button{background:none;border:0;color:#fff;font-size:20px;cursor:pointer}" +
-    ".log{flex:1;overflow-y:auto;padding:12px}.q{margin:8px 0 4px;font-weight:600}" +
+    ".log{flex:1;overflow-y:auto;padding:12px;overflow-wrap:anywhere}.q{margin:8px 0 4px;font-weight:600}" +
     ".a{white-space:pre-wrap;margin:0 0 6px}.muted{color:#666;font-size:13px}" +
     ".src{margin:0 0 12px;padding-left:18px;font-size:13px}.src a{color:var(--a)}" +
     ".starter{display:block;margin:0 0 6px;text-align:left;background:#f4f4f4;border:1px solid #ddd;" +

@@ -1,0 +1,127 @@
+"""The widget as a reader with a keyboard, a screen reader or a phone meets it, with no Inkwell running: a
+loopback "blog" serves the widget's own script (core/serve/widget.js) and its tag points `data-api` at a
+small loopback server that streams a whole answer word by word, with a source, a note and a question id
+(so the thumbs show). Debian's headless Chromium, through Playwright; each test reads the DOM, the focus
+or computed styles, so it is fast (nothing loads a model)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.e2e_support import ROOT, browser_page
+from tests.static_support import serve_folder, serving
+
+pytestmark = pytest.mark.browser
+
+TIMEOUT = 20_000  # ms: nothing here loads a model
+SHADOW = "document.querySelector('[data-inkwell]').shadowRoot"
+LONG_URL = "https://blog.example/" + "a" * 160
+LONG_WORD = "Donaudampfschifffahrtsgesellschaftskapitänswitwenrentenversicherungsanstalt"
+ANSWER = f"From Joinery:\nThe plans are at {LONG_URL} and the {LONG_WORD} paid for them."
+DONE = {
+    "question": "q",
+    "searched_for": None,
+    "mode": "extractive",
+    "answer": ANSWER,
+    "answer_text": ANSWER,
+    "sources": [{"post_id": "p1", "title": "Plans " + "x" * 80, "url": LONG_URL, "link": LONG_URL}],
+    "sentences": [],
+    "suggestions": [],
+    "note": "A note under the sources.",
+    "question_id": "q1",
+}
+WELCOME = {"greeting": "Hello.", "starters": ["Why the blog?"], "question_log": True, "privacy_note": "Kept."}
+
+
+class _Service(BaseHTTPRequestHandler):
+    """An answer service: GET is the welcome, POST /api/feedback is accepted, POST /api/ask streams
+    ANSWER a word per `delta` event, then `done`. CORS allows any origin."""
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def _head(self, content_type: str, length: int | None = None) -> None:
+        self.send_response(200)
+        self.send_header("Access-Control-Allow-Origin", self.headers.get("Origin") or "*")
+        self.send_header("Access-Control-Allow-Headers", "Content-Type, Accept")
+        self.send_header("Access-Control-Allow-Methods", "GET, POST")
+        self.send_header("Content-Type", content_type)
+        if length is not None:
+            self.send_header("Content-Length", str(length))
+        self.end_headers()
+
+    def do_OPTIONS(self) -> None:
+        self._head("text/plain", 0)
+
+    def _json(self, data: dict) -> None:
+        body = json.dumps(data).encode()
+        self._head("application/json", len(body))
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self._json(WELCOME)
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.path.endswith("/feedback"):
+            self._json({})
+            return
+        self._head("text/event-stream")
+        for word in ANSWER.split(" "):
+            delta = {"text": word + " ", "plain": word + " "}
+            self.wfile.write(f"event: delta\ndata: {json.dumps(delta)}\n\n".encode())
+            self.wfile.flush()
+        self.wfile.write(f"event: done\ndata: {json.dumps(DONE)}\n\n".encode())
+        self.close_connection = True
+
+
+@contextlib.contextmanager
+def blog(folder: Path) -> Iterator[str]:
+    """A one-page blog (a phone's viewport tag) with the widget's tag, and its answer service."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "core" / "serve" / "widget.js", folder / "widget.js")
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), _Service)) as api:
+        (folder / "index.html").write_text(
+            '<!doctype html><html lang="en"><head><meta charset=utf-8><meta name="viewport" '
+            'content="width=device-width, initial-scale=1"></head><body><h1>A blog</h1>'
+            f'<script src="widget.js" defer data-api="{api}" data-title="Ask Mara"></script></body></html>'
+        )
+        with serve_folder(folder) as url:
+            yield url
+
+
+@pytest.fixture
+def phone(browser, tmp_path):
+    """The blog on a 320 px wide phone."""
+    with blog(tmp_path / "blog") as url, browser_page(browser, TIMEOUT, 320, 568) as page:
+        page.goto(url)
+        yield page
+
+
+def ask(page, question: str) -> None:
+    """Open the panel and ask by keyboard; back once the answer is finished."""
+    page.get_by_role("button", name="Ask", exact=True).focus()
+    page.keyboard.press("Enter")
+    page.keyboard.type(question)
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        f"() => {SHADOW}.querySelector('.rate') && !{SHADOW}.querySelector('form button').disabled"
+    )
+
+
+def test_long_words_and_addresses_in_an_answer_wrap_on_a_phone(phone):
+    """A post's address or a long German compound ran out of the 280 px panel: the answer and the
+    source's title were cut off at its edge, readable only by scrolling the conversation sideways."""
+    ask(phone, "Where are the plans?")
+    widths = phone.evaluate(
+        f"() => {{ const log = {SHADOW}.querySelector('.log'); return [log.scrollWidth, log.clientWidth]; }}"
+    )
+    assert widths[0] <= widths[1], widths
+    assert phone.evaluate("() => document.documentElement.scrollWidth") <= 320
