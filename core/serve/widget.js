@@ -359,6 +359,7 @@
     turn.text = data.answer_text || data.answer;
     turn.reply = data;
     if (data.labels) useLabels(data.labels); // the controls now speak the reader's language
+    log.removeAttribute("aria-busy"); // the finished answer, written once more: read once, as a whole
     view.answer.textContent = turn.text;
     drawSearched(view.box, view.answer, data);
     drawSources(view.box, data);
@@ -431,6 +432,8 @@
     busy = true;
     welcome.textContent = "";
     send.disabled = true;
+    // Busy while the answer is written: a screen reader read the live log again at every streamed word.
+    log.setAttribute("aria-busy", "true");
     input.value = "";
     drawQuestion(question);
     var turn = { question: question, answer: "" };
@@ -438,6 +441,7 @@
     view.answer.textContent = T.writing;
     log.scrollTop = log.scrollHeight; // the new question in view, below a long conversation
     (isStatic ? askHere : askServer)(question, turn, view).catch(function (err) {
+      log.removeAttribute("aria-busy");
       view.answer.textContent = err && err.message ? err.message : "The question could not be answered.";
       log.scrollTop = log.scrollHeight; // why it was refused (too long, too many, unreachable), in view
     }).then(function () {

@@ -125,3 +125,34 @@ def test_long_words_and_addresses_in_an_answer_wrap_on_a_phone(phone):
     )
     assert widths[0] <= widths[1], widths
     assert phone.evaluate("() => document.documentElement.scrollWidth") <= 320
+
+
+# Each text an answer was given, with whether the conversation (the live region) was busy then: the records
+# come in the order of the changes, the busy state followed through them (the answer is set, never edited).
+WATCH_ANSWERS = f"""() => {{
+  const log = {SHADOW}.querySelector('.log');
+  window.__changes = [];
+  let busy = null;
+  new MutationObserver(records => records.forEach(r => {{
+    if (r.type === 'attributes') busy = r.oldValue === null ? 'true' : null;
+    else if (r.target.matches('p.a')) r.addedNodes.forEach(n => window.__changes.push([busy, n.textContent]));
+  }})).observe(log, {{subtree: true, childList: true, attributeFilter: ['aria-busy'], attributeOldValue: true}});
+}}"""
+
+
+def test_a_streamed_answer_is_announced_once_when_finished(phone):
+    """The conversation is a polite live region, and every streamed word rewrote the answer in it: a
+    screen reader read the answer again and again as it grew. It is busy while the answer is written,
+    and the finished answer is written once more when it is not."""
+    phone.get_by_role("button", name="Ask", exact=True).click()
+    phone.evaluate(WATCH_ANSWERS)
+    box = phone.get_by_role("textbox", name="Your question")
+    box.fill("Where are the plans?")
+    box.press("Enter")
+    phone.wait_for_function(f"() => {SHADOW}.querySelector('.rate')")
+    changes = phone.evaluate("() => window.__changes")
+    assert len(changes) > 3, changes  # "Writing…", the words, the finished answer
+    *streamed, last = changes
+    assert all(busy == "true" for busy, _ in streamed), streamed
+    assert last == [None, ANSWER]  # the finished answer, in a region no longer busy
+    assert phone.evaluate(f"() => {SHADOW}.querySelector('.log').getAttribute('aria-busy')") is None
