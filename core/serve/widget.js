@@ -242,7 +242,7 @@
         body: JSON.stringify({ question_id: reply.question_id, up: up, comment: comment || "" }),
       }).then(function (r) { if (!r.ok) throw new Error(String(r.status)); });
     }
-    function failed() { row.textContent = words.rating_failed; }
+    function failed() { say(row, words.rating_failed); }
     [["\ud83d\udc4d", words.helpful, true], ["\ud83d\udc4e", words.not_helpful, false]].forEach(function (b) {
       var thumb = el("button", { type: "button", "aria-label": b[1] }, b[0]);
       thumb.addEventListener("click", function () {
@@ -251,6 +251,13 @@
       row.appendChild(thumb);
     });
     box.appendChild(row);
+  }
+  // The row's last word, in place of its buttons and box: a keyboard reader's focus among them would fall to
+  // the blog's page (the next Tab from its top), so it goes to the question box.
+  function say(row, text) {
+    var had = row.contains(root.activeElement);
+    row.textContent = text;
+    if (had) input.focus();
   }
   function drawComment(row, up, rate, failed, words) {
     row.textContent = "";
@@ -263,7 +270,7 @@
       var comment = text.value.trim();
       if (!comment || sendComment.disabled) return;
       sendComment.disabled = true;
-      rate(up, comment).then(function () { row.textContent = words.thanks_comment; }, failed);
+      rate(up, comment).then(function () { say(row, words.thanks_comment); }, failed);
     }
     sendComment.addEventListener("click", submit);
     // Enter sends the comment (it is not in the question's form, which Enter would submit).

@@ -156,3 +156,27 @@ def test_a_streamed_answer_is_announced_once_when_finished(phone):
     assert all(busy == "true" for busy, _ in streamed), streamed
     assert last == [None, ANSWER]  # the finished answer, in a region no longer busy
     assert phone.evaluate(f"() => {SHADOW}.querySelector('.log').getAttribute('aria-busy')") is None
+
+
+def active(page) -> str:
+    """The focused element's accessible name (in the widget, or the blog's element's tag)."""
+    return page.evaluate(
+        f"""() => {{ const a = {SHADOW}.activeElement;
+        return a ? a.getAttribute('aria-label') || a.textContent : document.activeElement.tagName; }}"""
+    )
+
+
+def test_after_a_comment_is_sent_by_keyboard_the_focus_stays_in_the_widget(phone):
+    """The comment's box and button were replaced by the thanks: the focus fell to the blog's page, and a
+    keyboard reader's next Tab started from the top of the blog."""
+    ask(phone, "Where are the plans?")
+    phone.keyboard.press("Shift+Tab")  # from the question box: the thumbs are just before it
+    phone.keyboard.press("Shift+Tab")
+    assert active(phone) == "Helpful"
+    phone.keyboard.press("Enter")
+    phone.get_by_role("textbox", name="Anything to add? (optional)").wait_for()
+    assert active(phone) == "Anything to add? (optional)"
+    phone.keyboard.type("Clear plans, thank you.")
+    phone.keyboard.press("Enter")
+    phone.get_by_text("Thank you: the author will see your comment.").wait_for()
+    assert active(phone) == "Your question"
