@@ -54,3 +54,9 @@ def test_the_ask_button_stays_on_a_phones_screen(phone):
     screen's edge: the page scrolled sideways and the button was cut off."""
     send = phone.locator("#inkwell-form button").bounding_box()
     assert send and send["x"] + send["width"] <= 320, send
+
+
+def test_a_long_address_in_a_quote_wraps_on_a_phone(phone):
+    """A post's long address (or a long compound word) in a quoted sentence kept to one line and ran
+    1,500 px past a 320 px screen: the page scrolled sideways to read it."""
+    assert phone.evaluate("() => document.documentElement.scrollWidth") <= 320
