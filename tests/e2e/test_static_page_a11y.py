@@ -60,3 +60,39 @@ def test_a_long_address_in_a_quote_wraps_on_a_phone(phone):
     """A post's long address (or a long compound word) in a quoted sentence kept to one line and ran
     1,500 px past a 320 px screen: the page scrolled sideways to read it."""
     assert phone.evaluate("() => document.documentElement.scrollWidth") <= 320
+
+
+# Every shown text's colour and its background's as shown (the nearest opaque background, else the page's
+# white), the text's faded by its and its ancestors' opacity; with its font size and weight.
+SHOWN_COLOURS = """() => [...document.querySelectorAll('.inkwell *')].filter(e => e.getClientRects().length &&
+  [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())).map(e => {
+  const rgba = c => (c.match(/[\\d.]+/g).map(Number).concat([1])).slice(0, 4);
+  let back = [255, 255, 255];
+  for (let n = e; n; n = n.parentElement) {
+    const c = rgba(getComputedStyle(n).backgroundColor);
+    if (c[3] === 1) { back = c.slice(0, 3); break; }
+  }
+  let alpha = 1;
+  for (let n = e; n; n = n.parentElement) alpha *= parseFloat(getComputedStyle(n).opacity);
+  const text = rgba(getComputedStyle(e).color).slice(0, 3);
+  return [e.className || e.tagName, text.map((c, i) => c * alpha + back[i] * (1 - alpha)), back,
+          parseFloat(getComputedStyle(e).fontSize), getComputedStyle(e).fontWeight];
+})"""
+
+
+def luminance(rgb: list[float]) -> float:
+    """WCAG 2's relative luminance of an sRGB colour."""
+    linear = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def test_every_text_has_aa_contrast_earlier_turns_too(phone):
+    """Earlier turns were faded with opacity 0.85: their grey notes ("Searched for: …", "The author's own
+    sentences, …") came out at 4.1:1 on white, under WCAG AA's 4.5:1 for text of their size."""
+    shown = phone.evaluate(SHOWN_COLOURS)
+    assert any("inkwell-note" in name for name, *_ in shown)
+    for name, text, back, size, weight in shown:
+        large = size >= 24 or (size >= 18.66 and int(weight) >= 700)
+        light, dark = sorted((luminance(text), luminance(back)), reverse=True)
+        ratio = (light + 0.05) / (dark + 0.05)
+        assert ratio >= (3 if large else 4.5), (name, text, back, round(ratio, 2))
