@@ -102,7 +102,9 @@
     "form{display:flex;gap:6px;padding:10px;border-top:1px solid #ddd}" +
     "input{flex:1;padding:8px;border:1px solid #bbb;border-radius:6px}" +
     "form button{border:0;border-radius:6px;padding:8px 12px;background:var(--a);color:#fff;cursor:pointer}" +
-    ":focus-visible{outline:2px solid #e8a33d;outline-offset:2px}";
+    ":focus-visible{outline:2px solid #e8a33d;outline-offset:2px}" +
+    // The orange stands out on the accent (header, launcher), not on the panel's white (2.2:1): there, the accent.
+    ".log :focus-visible,form :focus-visible{outline-color:var(--a)}";
   root.appendChild(style);
   host.style.setProperty("--a", accent);
 

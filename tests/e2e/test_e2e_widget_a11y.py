@@ -180,3 +180,34 @@ def test_after_a_comment_is_sent_by_keyboard_the_focus_stays_in_the_widget(phone
     phone.keyboard.press("Enter")
     phone.get_by_text("Thank you: the author will see your comment.").wait_for()
     assert active(phone) == "Your question"
+
+
+def contrast(a: list[float], b: list[float]) -> float:
+    """WCAG 2's contrast ratio of two sRGB colours."""
+
+    def luminance(rgb: list[float]) -> float:
+        lin = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+# The focused element's outline colour and the panel's background, as rgb lists.
+FOCUS_RING = f"""() => {{
+  const rgb = c => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const r = {SHADOW};
+  return [r.activeElement.tagName, rgb(getComputedStyle(r.activeElement).outlineColor),
+          rgb(getComputedStyle(r.querySelector('.panel')).backgroundColor)];
+}}"""
+
+
+def test_the_focus_ring_inside_the_panel_stands_out_from_its_white(phone):
+    """The focus ring was the same orange everywhere: right on the accent-coloured header and button,
+    but 2.2:1 on the panel's white, under the 3:1 a focus indicator needs (WCAG 1.4.11)."""
+    ask(phone, "Where are the plans?")  # the focus is back in the question box
+    phone.keyboard.press("Shift+Tab")  # a thumb, in the conversation
+    for _ in range(2):
+        tag, ring, panel = phone.evaluate(FOCUS_RING)
+        assert contrast(ring, panel) >= 3, (tag, ring, panel)
+        phone.keyboard.press("Tab")
