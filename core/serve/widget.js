@@ -175,7 +175,10 @@
   }
   button.addEventListener("click", function () { setOpen(panel.hidden, true); });
   close.addEventListener("click", function () { setOpen(false, true); });
-  panel.addEventListener("keydown", function (e) { if (e.key === "Escape") setOpen(false, true); });
+  // From the panel or its launcher (Shift+Tab from the panel's first button lands there).
+  root.addEventListener("keydown", function (e) {
+    if (e.key === "Escape" && !panel.hidden) setOpen(false, true);
+  });
   // Keys typed in the widget's text boxes stay in the widget: outside the shadow DOM they come from its host
   // element, not a text box, so a blog's shortcuts took them ("/" moved the focus to the blog's search).
   ["keydown", "keypress", "keyup"].forEach(function (type) {

@@ -211,3 +211,16 @@ def test_the_focus_ring_inside_the_panel_stands_out_from_its_white(phone):
         tag, ring, panel = phone.evaluate(FOCUS_RING)
         assert contrast(ring, panel) >= 3, (tag, ring, panel)
         phone.keyboard.press("Tab")
+
+
+def test_escape_closes_the_panel_from_its_launcher_too(phone):
+    """Escape closed the panel only from inside it: a keyboard reader who went back to the Ask button
+    (Shift+Tab from the panel's first button) pressed Escape and the panel stayed over the blog."""
+    launcher = phone.locator("[data-inkwell] button.btn")  # the panel's own button is "Ask" too
+    launcher.focus()
+    phone.keyboard.press("Enter")
+    assert active(phone) == "Your question"
+    launcher.focus()
+    phone.keyboard.press("Escape")
+    assert phone.get_by_role("dialog").is_hidden()
+    assert launcher.get_attribute("aria-expanded") == "false" and active(phone) == "Ask"
