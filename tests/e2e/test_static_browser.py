@@ -319,6 +319,19 @@ def test_a_decline_on_a_german_blog_is_german_down_to_the_closest_posts(german_p
     assert "Am nächsten kommen diese Beiträge:" in answer and "The closest posts" not in answer
 
 
+def test_a_german_blogs_answer_carries_lang_de_on_an_english_page(german_page):
+    """The page's own words are English (lang="en"), and the German sentences quoted under them and a
+    German decline carried no lang of their own: a screen reader read them with English pronunciation."""
+    german_page.evaluate("document.getElementById('inkwell-answer').removeAttribute('data-mode')")
+    submit(german_page, "Wie viel Zuckersirup bekommt ein Volk?")
+    assert german_page.get_attribute("#inkwell-answer", "data-mode") == "extractive"
+    assert german_page.eval_on_selector_all(".inkwell-quote", "qs => qs.map(q => q.lang)") == ["de"]
+    assert german_page.get_attribute("html", "lang") == "en"
+    german_page.evaluate("document.getElementById('inkwell-answer').removeAttribute('data-mode')")
+    submit(german_page, "Wie repariere ich ein Fahrrad?")
+    assert german_page.get_attribute("#inkwell-answer .inkwell-decline", "lang") == "de"
+
+
 def test_an_english_question_on_a_german_blog_is_told_it_cannot_be_read_as_on_the_server(german_page):
     # The page (like the server) told an English reader "I haven't written about that" about bees the
     # German posts are all about: MiniLM reads German word by word only, so it cannot tell.

@@ -6,7 +6,7 @@
 // `labels`, core/text/labels.py): index.html comes written in the blog's, each reply in its own.
 import * as ort from "./vendor/ort.wasm.min.mjs";
 import stem from "./vendor/porter2.mjs";
-import { Engine, followupQuery, WordPiece } from "./inkwell-core.mjs";
+import { detectLanguage, Engine, followupQuery, WordPiece } from "./inkwell-core.mjs";
 
 const here = new URL(".", import.meta.url);
 ort.env.wasm.wasmPaths = new URL("vendor/", here).href;
@@ -120,7 +120,19 @@ async function ask(question, conversation = []) {
       ? null
       : { ...follow, q: await vector(follow.query), qAbout: await vector(engine.about(follow.query)) };
   const reply = await engine.answer(text, q, qAbout, searched);
-  return { ...reply, ...engine.labelsFor(text), seconds: (performance.now() - started) / 1000 };
+  return { ...languages(reply, engine.L), ...engine.labelsFor(text), seconds: (performance.now() - started) / 1000 };
+}
+
+/** The reply with the language of what it shows, for the page's `lang` (a screen reader reads a German
+ * blog's sentences in German whatever the language of the page's own words): each passage's `lang`, and
+ * `lang` for the decline; none where the text is too short to tell. Nothing chosen or scored by it. */
+function languages(reply, L) {
+  const code = (text) => {
+    const lang = detectLanguage(text, L);
+    return lang === "und" ? null : lang;
+  };
+  if (reply.mode !== "extractive") return { ...reply, lang: code(reply.text) };
+  return { ...reply, groups: reply.groups.map((g) => ({ ...g, lang: code(passage(g)) })) };
 }
 
 // Text fragments (https://wicg.github.io/scroll-to-text-fragment/): these characters must be escaped.
@@ -187,6 +199,7 @@ function render(reply, out) {
       const from = element("p", before, "inkwell-from");
       from.append(link(group.title, group.url, group.quotes[0].text), document.createTextNode(after));
       const quote = element("blockquote", undefined, "inkwell-quote");
+      if (group.lang) quote.lang = group.lang;
       group.quotes.forEach((q, i) => {
         // A passage going on into the post's next section shows its heading, as the server's answer does.
         if (i && q.section) quote.append(element("strong", q.section, "inkwell-section"));
@@ -199,7 +212,9 @@ function render(reply, out) {
     out.append(element("p", words.quoted, "inkwell-note"));
     return;
   }
-  out.append(element("p", reply.text, "inkwell-decline"));
+  const decline = element("p", reply.text, "inkwell-decline");
+  if (reply.lang) decline.lang = reply.lang;
+  out.append(decline);
   if (reply.suggestions && reply.suggestions.length) {
     const list = element("ul", undefined, "inkwell-suggestions");
     for (const s of reply.suggestions) {
@@ -207,7 +222,9 @@ function render(reply, out) {
       item.append(link(s.title, s.url, ""));
       list.append(item);
     }
-    out.append(element("p", reply.closest || words.closest, "inkwell-note"), list);
+    const closest = element("p", reply.closest || words.closest, "inkwell-note");
+    if (reply.lang && reply.closest) closest.lang = reply.lang; // the decline's language (reply.py CLOSEST)
+    out.append(closest, list);
   }
 }
 
