@@ -62,7 +62,7 @@ from core.serve.resources import shared_embedder, shared_gate, shared_question_l
 from core.store import StoreError
 from core.store.corpus import corpus_language
 from core.store.questions import PRIVACY_NOTE
-from core.text import QuestionError, check_question
+from core.text import UNDETERMINED, QuestionError, check_question, detect_language
 from core.text.fragments import citation_link
 from core.text.labels import label_language, labels
 from core.text.question import has_surrogates
@@ -231,8 +231,8 @@ def _post_ref(item: Any, base: str, sentences: Iterable[str] = ()) -> dict:
 
 def answer_json(turn: Turn, base: str, blog_language: str | None = None) -> dict:
     """What a reader's client gets for one turn: the answer (Markdown) and `answer_text`, the same in
-    plain text for clients that show text (the widget: a title's `&`, `*` or `<` as written), how it was
-    made, the quoted sentences and, for quotes, the passages per post in plain text, the posts they come from, the closest
+    plain text for clients that show text (the widget: a title's `&`, `*` or `<` as written), its language
+    (`lang`, ISO 639-1, null when it cannot be told), how it was made, the quoted sentences and, for quotes, the passages per post in plain text, the posts they come from, the closest
     posts when declined (no relevance numbers, no model or server details). `base` is Inkwell's own
     address, for the reader-page links of posts without one. `language` and `labels` are the widget's
     fixed words ("Searched for:", "Sources:") in the language the reader is answered in (core/text/labels.py:
@@ -253,6 +253,8 @@ def answer_json(turn: Turn, base: str, blog_language: str | None = None) -> dict
         "answer": extracted.markdown(words["from_post"]) if extracted else reply.text,
         "answer_text": extracted.plain(words["from_post"]) if extracted else reply.plain_text,
         "declined": reply.mode == "none" or reply.declined,
+        # For a client's lang attribute: a screen reader reads a German answer in German on an English page.
+        "lang": None if (lang := detect_language(reply.plain_text)) == UNDETERMINED else lang,
         "sentences": [{**_post_ref(q, base, [q.text]), "text": q.text} for q in reply.quotes],
         "passages": [
             {**_post_ref(refs[post_id], base, quoted[post_id]), "text": text}

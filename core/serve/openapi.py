@@ -36,6 +36,10 @@ _ANSWER = {
             "description": "The answer in plain text (titles as written, no Markdown): what a widget shows.",
         },
         "declined": {"type": "boolean", "description": "Nothing the author wrote answers the question."},
+        "lang": {
+            "type": ["string", "null"],
+            "description": "The answer's language (ISO 639-1; null: cannot be told), for a lang attribute.",
+        },
         "sentences": {
             "type": "array",
             "description": "The author's quoted sentences (extractive answers), verbatim.",

@@ -93,6 +93,7 @@ def test_a_reader_asking_an_empty_table_gets_the_usual_decline(app):
     status, body = post(app, "/ask", {"question": "anything?"})
     assert status == 200 and body["declined"] and body["answer"].startswith("I haven't written about that")
     assert "ingest" not in json.dumps(body)
+    assert body["lang"] == "en"  # for the widget's lang attribute (a screen reader's pronunciation)
 
 
 @pytest.mark.parametrize("k", ["%C2%B2", "%E2%91%A0", "%D9%A3"])  # "²", "①", Arabic-Indic "٣"
