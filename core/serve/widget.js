@@ -195,6 +195,7 @@
     box.appendChild(answer);
     log.appendChild(box);
     if (turn.reply) {
+      if (turn.reply.lang) answer.lang = turn.reply.lang;
       drawSearched(box, answer, turn.reply);
       drawSources(box, turn.reply);
     }
@@ -373,6 +374,7 @@
     if (data.labels) useLabels(data.labels); // the controls now speak the reader's language
     log.removeAttribute("aria-busy"); // the finished answer, written once more: read once, as a whole
     view.answer.textContent = turn.text;
+    if (data.lang) view.answer.lang = data.lang; // a German answer read in German on an English blog
     drawSearched(view.box, view.answer, data);
     drawSources(view.box, data);
     drawRating(view.box, data);  // only for a logged answer: never in static mode

@@ -36,6 +36,7 @@ DONE = {
     "suggestions": [],
     "note": "A note under the sources.",
     "question_id": "q1",
+    "lang": "de",  # as a German blog's answer says it (the blog's page below is lang="en")
 }
 WELCOME = {"greeting": "Hello.", "starters": ["Why the blog?"], "question_log": True, "privacy_note": "Kept."}
 
@@ -224,3 +225,15 @@ def test_escape_closes_the_panel_from_its_launcher_too(phone):
     phone.keyboard.press("Escape")
     assert phone.get_by_role("dialog").is_hidden()
     assert launcher.get_attribute("aria-expanded") == "false" and active(phone) == "Ask"
+
+
+def test_the_answer_carries_the_language_the_server_gives_it(phone):
+    """A German answer on a blog whose page says lang="en" inherited English: a screen reader read the
+    German sentences with English pronunciation. The answer's element takes the server's `lang`, on the
+    blog's next page (the conversation restored) too."""
+    ask(phone, "Where are the plans?")
+    langs = f"() => [...{SHADOW}.querySelectorAll('p.a')].map(p => p.lang)"
+    assert phone.evaluate(langs) == ["de"]
+    phone.reload()
+    phone.wait_for_function(f"() => {SHADOW}.querySelector('p.a')")
+    assert phone.evaluate(langs) == ["de"]

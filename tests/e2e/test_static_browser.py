@@ -330,6 +330,10 @@ def test_a_german_blogs_answer_carries_lang_de_on_an_english_page(german_page):
     german_page.evaluate("document.getElementById('inkwell-answer').removeAttribute('data-mode')")
     submit(german_page, "Wie repariere ich ein Fahrrad?")
     assert german_page.get_attribute("#inkwell-answer .inkwell-decline", "lang") == "de"
+    # The engine's reply to a static blog's widget says it too (the widget sets it as the server's).
+    widget_reply = "q => import(new URL('inkwell-static.mjs', location.href)).then(m => m.widgetReply(q))"
+    assert german_page.evaluate(widget_reply, "Wie viel Zuckersirup bekommt ein Volk?")["lang"] == "de"
+    assert german_page.evaluate(widget_reply, "Wie repariere ich ein Fahrrad?")["lang"] == "de"
 
 
 def test_an_english_question_on_a_german_blog_is_told_it_cannot_be_read_as_on_the_server(german_page):

@@ -322,10 +322,14 @@ export async function widgetReply(question, conversation = []) {
     const from = wordsOf(reply.labels).from_post;  // "From {title}:" in the reader's language
     const text = reply.groups.map((g) => `${from.split("{title}").join(g.title)}\n${passage(g)}`).join("\n\n");
     const sources = reply.groups.map((g) => ref(g.post, g.title, g.url, g.quotes[0].text));
-    return { ...asked, mode: "extractive", answer: text, answer_text: text, sources, sentences: [], suggestions: [] };
+    const langs = new Set(reply.groups.map((g) => g.lang)); // the widget's one lang: the posts' when they agree
+    const lang = langs.size === 1 ? [...langs][0] : null;
+    const shown = { mode: "extractive", answer: text, answer_text: text, lang };
+    return { ...asked, ...shown, sources, sentences: [], suggestions: [] };
   }
   const suggestions = (reply.suggestions || []).map((s) => ref(s.post, s.title, s.url, ""));
-  return { ...asked, mode: "none", answer: reply.text, answer_text: reply.text, sources: [], sentences: [], suggestions };
+  const shown = { mode: "none", answer: reply.text, answer_text: reply.text, lang: reply.lang };
+  return { ...asked, ...shown, sources: [], sentences: [], suggestions };
 }
 
 /** The question's vector as the page computes it (for checking it against the Python embedder). */
