@@ -336,6 +336,17 @@ def test_a_german_blogs_answer_carries_lang_de_on_an_english_page(german_page):
     assert german_page.evaluate(widget_reply, "Wie repariere ich ein Fahrrad?")["lang"] == "de"
 
 
+def test_each_question_of_the_conversation_is_a_heading(german_page):
+    """The questions were bold paragraphs: a screen reader's reader could not move from one turn to the
+    next by headings, only through every sentence of the answers."""
+    asked = ["Wie viel Zuckersirup bekommt ein Volk?", "Wann träufle ich Oxalsäure?"]
+    for question in asked:
+        german_page.evaluate("document.getElementById('inkwell-answer').removeAttribute('data-mode')")
+        submit(german_page, question)
+    headings = german_page.eval_on_selector_all("main h1, main h2", "hs => hs.map(h => h.textContent)")
+    assert headings[0] == "Ask the blog" and headings[-2:] == asked
+
+
 def test_an_english_question_on_a_german_blog_is_told_it_cannot_be_read_as_on_the_server(german_page):
     # The page (like the server) told an English reader "I haven't written about that" about bees the
     # German posts are all about: MiniLM reads German word by word only, so it cannot tell.

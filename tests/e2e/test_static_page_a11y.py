@@ -20,7 +20,7 @@ ASSETS = ROOT / "core" / "publish" / "assets"
 LONG_URL = "https://blog.example/" + "a" * 160
 # An earlier turn and the latest, as inkwell-static.mjs `render` and `mount` draw them.
 TURN = (
-    '<p class="inkwell-asked">Where are the plans?</p>'
+    '<h2 class="inkwell-asked">Where are the plans?</h2>'
     '<p class="inkwell-note inkwell-searched">Searched for: the plans</p>'
     '<div class="inkwell-passage"><p class="inkwell-from">From <a href="#">Plans</a>:</p>'
     f'<blockquote class="inkwell-quote"><span class="inkwell-sentence">They are at {LONG_URL}.</span>'

@@ -187,7 +187,8 @@ const wordsOf = (labels) => ({ ...ENGLISH, ...(labels || {}) });
 /** One turn on the page: the question, what was searched when it differs, then the reply. */
 function render(reply, out) {
   const words = wordsOf(reply.labels);
-  out.replaceChildren(element("p", reply.question, "inkwell-asked"));
+  // A heading per turn: a screen reader's reader moves from question to question (its heading keys).
+  out.replaceChildren(element("h2", reply.question, "inkwell-asked"));
   if (reply.query && reply.query !== reply.question) {
     out.append(element("p", `${words.searched_for} ${reply.query}`, "inkwell-note inkwell-searched"));
   }
