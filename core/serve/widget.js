@@ -103,8 +103,10 @@
     "input{flex:1;padding:8px;border:1px solid #bbb;border-radius:6px}" +
     "form button{border:0;border-radius:6px;padding:8px 12px;background:var(--a);color:#fff;cursor:pointer}" +
     ":focus-visible{outline:2px solid #e8a33d;outline-offset:2px}" +
-    // The orange stands out on the accent (header, launcher), not on the panel's white (2.2:1): there, the accent.
-    ".log :focus-visible,form :focus-visible{outline-color:var(--a)}";
+    // The orange stands out on the header's accent, not on white (2.2:1): the accent in the panel, and round
+    // the launcher with a white gap, which also shows on a dark blog.
+    ".log :focus-visible,form :focus-visible,.btn:focus-visible{outline-color:var(--a)}" +
+    ".btn:focus-visible{box-shadow:0 0 0 2px #fff}";
   root.appendChild(style);
   host.style.setProperty("--a", accent);
 
