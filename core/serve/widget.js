@@ -100,7 +100,7 @@
     ".comment{display:flex;gap:6px;margin-top:6px}.comment input{padding:4px 8px;font-size:13px}" +
     ".note{margin:0;padding:0 10px 8px;font-size:12px;color:#666}.note[hidden]{display:none}" +
     "form{display:flex;gap:6px;padding:10px;border-top:1px solid #ddd}" +
-    "input{flex:1;padding:8px;border:1px solid #bbb;border-radius:6px}" +
+    "input{flex:1;padding:8px;border:1px solid #888;border-radius:6px}" +
     "form button{border:0;border-radius:6px;padding:8px 12px;background:var(--a);color:#fff;cursor:pointer}" +
     ":focus-visible{outline:2px solid #e8a33d;outline-offset:2px}" +
     // The orange stands out on the header's accent, not on white (2.2:1): the accent in the panel, and round

@@ -247,3 +247,14 @@ def test_the_launchers_focus_ring_stands_out_from_a_white_blog(phone):
         f"() => getComputedStyle({SHADOW}.activeElement).outlineColor.match(/[\\d.]+/g).slice(0, 3).map(Number)"
     )
     assert contrast(ring, [255, 255, 255]) >= 3, ring
+
+
+def test_the_question_box_is_outlined_at_3_to_1(phone):
+    """The question box's border was #bbb, 1.9:1 on the panel's white: once the reader typed (the
+    placeholder gone), the box's edge was hard to make out, under the 3:1 a control's boundary needs."""
+    phone.locator("[data-inkwell] button.btn").click()
+    edge = phone.evaluate(
+        f"() => getComputedStyle({SHADOW}.querySelector('form input')).borderTopColor"
+        ".match(/[\\d.]+/g).slice(0, 3).map(Number)"
+    )
+    assert contrast(edge, [255, 255, 255]) >= 3, edge

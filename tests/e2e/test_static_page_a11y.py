@@ -96,3 +96,14 @@ def test_every_text_has_aa_contrast_earlier_turns_too(phone):
         light, dark = sorted((luminance(text), luminance(back)), reverse=True)
         ratio = (light + 0.05) / (dark + 0.05)
         assert ratio >= (3 if large else 4.5), (name, text, back, round(ratio, 2))
+
+
+def test_the_question_box_is_outlined_at_3_to_1(phone):
+    """The box's border was #bbb, 1.9:1 on white: once the reader typed (the placeholder gone), its edge
+    was hard to make out, under the 3:1 a control's boundary needs (WCAG 1.4.11)."""
+    edge = phone.evaluate(
+        "() => getComputedStyle(document.getElementById('inkwell-question')).borderTopColor"
+        ".match(/[\\d.]+/g).slice(0, 3).map(Number)"
+    )
+    light, dark = sorted((luminance(edge), luminance([255, 255, 255])), reverse=True)
+    assert (light + 0.05) / (dark + 0.05) >= 3, edge
