@@ -404,6 +404,9 @@
       var done = false;
       return readEvents(response, function (event, data) {
         if (event === "delta") {
+          // Busy while the words stream in ("Writing…" is read first): a screen reader read the live log
+          // again at every word. The finished answer is read once (finish).
+          log.setAttribute("aria-busy", "true");
           text += data.plain != null ? data.plain : data.text;
           view.answer.textContent = text;
           log.scrollTop = log.scrollHeight;
@@ -448,8 +451,6 @@
     busy = true;
     welcome.textContent = "";
     send.disabled = true;
-    // Busy while the answer is written: a screen reader read the live log again at every streamed word.
-    log.setAttribute("aria-busy", "true");
     input.value = "";
     drawQuestion(question);
     var turn = { question: question, answer: "" };

@@ -134,8 +134,10 @@ WATCH_ANSWERS = f"""() => {{
   const log = {SHADOW}.querySelector('.log');
   window.__changes = [];
   let busy = null;
-  new MutationObserver(records => records.forEach(r => {{
-    if (r.type === 'attributes') busy = r.oldValue === null ? 'true' : null;
+  new MutationObserver(records => records.forEach((r, i) => {{
+    // An attribute record holds the value before: the value after is the next one's before, or the current.
+    const next = records.slice(i + 1).find(n => n.type === 'attributes');
+    if (r.type === 'attributes') busy = next ? next.oldValue : log.getAttribute('aria-busy');
     else if (r.target.matches('p.a')) r.addedNodes.forEach(n => window.__changes.push([busy, n.textContent]));
   }})).observe(log, {{subtree: true, childList: true, attributeFilter: ['aria-busy'], attributeOldValue: true}});
 }}"""
@@ -143,7 +145,7 @@ WATCH_ANSWERS = f"""() => {{
 
 def test_a_streamed_answer_is_announced_once_when_finished(phone):
     """The conversation is a polite live region, and every streamed word rewrote the answer in it: a
-    screen reader read the answer again and again as it grew. It is busy while the answer is written,
+    screen reader read the answer again and again as it grew. It is busy while the words stream in,
     and the finished answer is written once more when it is not."""
     phone.get_by_role("button", name="Ask", exact=True).click()
     phone.evaluate(WATCH_ANSWERS)
@@ -153,7 +155,8 @@ def test_a_streamed_answer_is_announced_once_when_finished(phone):
     phone.wait_for_function(f"() => {SHADOW}.querySelector('.rate')")
     changes = phone.evaluate("() => window.__changes")
     assert len(changes) > 3, changes  # "Writing…", the words, the finished answer
-    *streamed, last = changes
+    writing, *streamed, last = changes
+    assert writing == [None, "Writing…"]  # read: the reader hears the question is being answered
     assert all(busy == "true" for busy, _ in streamed), streamed
     assert last == [None, ANSWER]  # the finished answer, in a region no longer busy
     assert phone.evaluate(f"() => {SHADOW}.querySelector('.log').getAttribute('aria-busy')") is None
