@@ -46,7 +46,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from core.answer import Turn, take_turn
+from core.answer import Reply, Turn, take_turn
 from core.answer.owner import load_owner
 from core.answer.record import record
 from core.config import ANSWER_MODES, ConfigError, Settings
@@ -231,12 +231,13 @@ def _post_ref(item: Any, base: str, sentences: Iterable[str] = ()) -> dict:
 
 def answer_json(turn: Turn, base: str, blog_language: str | None = None) -> dict:
     """What a reader's client gets for one turn: the answer (Markdown) and `answer_text`, the same in
-    plain text for clients that show text (the widget: a title's `&`, `*` or `<` as written), its language
-    (`lang`, ISO 639-1, null when it cannot be told), how it was made, the quoted sentences and, for quotes, the passages per post in plain text, the posts they come from, the closest
-    posts when declined (no relevance numbers, no model or server details). `base` is Inkwell's own
-    address, for the reader-page links of posts without one. `language` and `labels` are the widget's
-    fixed words ("Searched for:", "Sources:") in the language the reader is answered in (core/text/labels.py:
-    the question's, else `blog_language`)."""
+    plain text for clients that show text (the widget: a title's `&`, `*` or `<` as written); `lang`, the
+    language of the author's words it shows (ISO 639-1, null when it cannot be told); how it was made;
+    the quoted sentences and, for quotes, the passages per post in plain text; the posts they come from;
+    the closest posts when declined (no relevance numbers, no model or server details). `base` is
+    Inkwell's own address, for the reader-page links of posts without one. `language` and `labels` are
+    the widget's fixed words ("Searched for:", "Sources:") in the language the reader is answered in
+    (core/text/labels.py: the question's, else `blog_language`)."""
     language = label_language(turn.question, blog_language)
     reply = turn.reply
     extracted = reply.extracted if reply.mode == "extractive" else None
@@ -254,7 +255,7 @@ def answer_json(turn: Turn, base: str, blog_language: str | None = None) -> dict
         "answer_text": extracted.plain(words["from_post"]) if extracted else reply.plain_text,
         "declined": reply.mode == "none" or reply.declined,
         # For a client's lang attribute: a screen reader reads a German answer in German on an English page.
-        "lang": None if (lang := detect_language(reply.plain_text)) == UNDETERMINED else lang,
+        "lang": None if (lang := detect_language(_shown_words(reply))) == UNDETERMINED else lang,
         "sentences": [{**_post_ref(q, base, [q.text]), "text": q.text} for q in reply.quotes],
         "passages": [
             {**_post_ref(refs[post_id], base, quoted[post_id]), "text": text}
@@ -267,6 +268,14 @@ def answer_json(turn: Turn, base: str, blog_language: str | None = None) -> dict
         "language": language,
         "labels": words,
     }
+
+
+def _shown_words(reply: Reply) -> str:
+    """The author's words a reply shows (its passages, not the "From <title>:" frames, which are in the
+    reader's language), or its fixed sentence."""
+    if reply.mode == "extractive" and reply.extracted is not None:
+        return "\n\n".join(body for *_, body in reply.extracted.passages())
+    return reply.plain_text
 
 
 def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:

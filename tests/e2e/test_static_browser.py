@@ -319,14 +319,14 @@ def test_a_decline_on_a_german_blog_is_german_down_to_the_closest_posts(german_p
     assert "Am nächsten kommen diese Beiträge:" in answer and "The closest posts" not in answer
 
 
-def test_a_german_blogs_answer_carries_lang_de_on_an_english_page(german_page):
-    """The page's own words are English (lang="en"), and the German sentences quoted under them and a
-    German decline carried no lang of their own: a screen reader read them with English pronunciation."""
+def test_a_german_blogs_answer_carries_its_lang(german_page):
+    """The German sentences quoted and a German decline carried no lang of their own: a screen reader
+    read them in the page's language. Each now says its own, whatever the page's words are in."""
     german_page.evaluate("document.getElementById('inkwell-answer').removeAttribute('data-mode')")
     submit(german_page, "Wie viel Zuckersirup bekommt ein Volk?")
     assert german_page.get_attribute("#inkwell-answer", "data-mode") == "extractive"
     assert german_page.eval_on_selector_all(".inkwell-quote", "qs => qs.map(q => q.lang)") == ["de"]
-    assert german_page.get_attribute("html", "lang") == "en"
+    assert german_page.get_attribute("html", "lang") == "de"  # the page's words: the blog's language
     german_page.evaluate("document.getElementById('inkwell-answer').removeAttribute('data-mode')")
     submit(german_page, "Wie repariere ich ein Fahrrad?")
     assert german_page.get_attribute("#inkwell-answer .inkwell-decline", "lang") == "de"
@@ -344,7 +344,7 @@ def test_each_question_of_the_conversation_is_a_heading(german_page):
         german_page.evaluate("document.getElementById('inkwell-answer').removeAttribute('data-mode')")
         submit(german_page, question)
     headings = german_page.eval_on_selector_all("main h1, main h2", "hs => hs.map(h => h.textContent)")
-    assert headings[0] == "Ask the blog" and headings[-2:] == asked
+    assert headings[0] == labels("de")["page_title"] and headings[-2:] == asked
 
 
 def test_an_english_question_on_a_german_blog_is_told_it_cannot_be_read_as_on_the_server(german_page):

@@ -48,6 +48,8 @@ def test_the_api_gives_a_german_blogs_widget_german_labels(german_blog: Settings
     status, english = post(app, "/ask", {"question": "How do the bees get through the cold winter?"})
     assert status == 200 and english["language"] == "en" and english["labels"] == labels("en")
     assert english["answer_text"].startswith("From "), english["answer_text"]
+    # `lang` is the author's words' (German), whatever the frame's: a screen reader reads them in German.
+    assert english["lang"] == "de" and reply["lang"] == "de"
 
 
 def test_the_chat_on_a_german_blog_speaks_german_around_the_answer(german_blog: Settings):
