@@ -10,6 +10,7 @@ import contextlib
 import datetime as dt
 import hashlib
 import re
+import tomllib
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,9 +148,30 @@ def to_blocks(text: str, fmt: str) -> list[Block]:
     return text_to_blocks(text)
 
 
+class _TomlFrontMatter(frontmatter.default_handlers.BaseHandler):
+    """Hugo's TOML front matter between `+++` lines, read with the standard library's tomllib
+    (python-frontmatter reads it only with the `toml` package, which is not installed: without this the
+    block was kept as the post's first paragraph, and answers quoted `+++ title = …` to readers)."""
+
+    FM_BOUNDARY = re.compile(r"^\+{3,}[ \t]*$", re.MULTILINE)
+    START_DELIMITER = END_DELIMITER = "+++"
+
+    def load(self, fm: str, **kwargs: object) -> Any:
+        try:
+            return tomllib.loads(fm)
+        except tomllib.TOMLDecodeError as exc:
+            raise BadInput(f"front matter is not valid TOML: {' '.join(str(exc).split())[:120]}") from None
+
+
+_TOML = _TomlFrontMatter()
+
+
 def front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """(metadata, body) of a Markdown post: YAML front matter between `---` lines, TOML between `+++`
+    lines (Hugo), or JSON; a text without any is all body. Unreadable front matter is a BadInput."""
     try:
-        post = frontmatter.loads(text)
+        handler = _TOML if _TOML.detect(text.strip()) else None
+        post = frontmatter.loads(text, handler=handler)
     except RecursionError:
         raise BadInput("front matter is nested too deeply") from None
     except (ValueError, TypeError) as exc:  # YAML that parses into an impossible value (2021-13-45)

@@ -247,6 +247,16 @@ def test_markdown_bad_front_matter_is_reported(tmp_path: Path) -> None:
     assert "bad.md: front matter is not valid YAML" in error_text(result)
 
 
+def test_hugo_toml_front_matter_is_read_not_quoted(tmp_path: Path) -> None:
+    """Hugo writes TOML front matter between `+++` lines; it was kept as the post's first paragraph."""
+    toml = '+++\ntitle = "Propolis, the Bees\' Glue"\ndate = 2024-08-10\ntags = ["propolis"]\n+++\n\nResin.\n'
+    post = only_post(parse_paths([write(tmp_path / "propolis.md", toml)]))
+    assert (post.title, post.date, post.tags) == ("Propolis, the Bees' Glue", "2024-08-10", ["propolis"])
+    assert post.blocks == [Block("Resin.")]
+    write(tmp_path / "bad.md", "+++\ntitle = Unquoted\n+++\nText.\n")
+    assert "bad.md: front matter is not valid TOML" in error_text(parse_paths([tmp_path / "bad.md"]))
+
+
 # parse: collections and folders ---------------------------------------------------------------------
 
 
