@@ -287,7 +287,8 @@ with upload_tab:
         include_drafts=col_drafts.checkbox(
             "Include drafts",
             key="upload_drafts",
-            help="Blog exports: also drafts, scheduled and private posts.",
+            help="Blog exports: also drafts, scheduled and private posts. Markdown: also posts whose front "
+            "matter says draft: true or published: false.",
         ),
         include_pages=col_pages.checkbox(
             "Include pages", key="upload_pages", help="Blog exports: also pages (About, Contact…)."

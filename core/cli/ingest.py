@@ -40,7 +40,8 @@ from core.text import check_reader_languages, plural, unknown_languages_problem
 @click.option(
     "--include-drafts",
     is_flag=True,
-    help="Blog exports (WordPress, Ghost, Substack, Medium): also read drafts, scheduled and private posts.",
+    help="Blog exports (WordPress, Ghost, Substack, Medium): also read drafts, scheduled and private posts; "
+    "Markdown: also posts whose front matter says draft: true or published: false.",
 )
 @click.option("--include-pages", is_flag=True, help="Blog exports: also read pages (About, Contact…).")
 @click.option(

@@ -92,6 +92,10 @@ def _markdown_post(
     except BadInput as exc:
         ctx.error(f"{where}{exc}")
         return None
+    unpublished = _draft_mark(meta)
+    if unpublished and not ctx.options.include_drafts:
+        ctx.warn(f"{where}is a draft (front matter {unpublished}): left out; --include-drafts reads it")
+        return None
     blocks = markdown_to_blocks(body)
     title = shown(title) or shown(as_text(meta.get("title"))) or markdown_title(body) or fallback_title
     given = meta.get("id", meta.get("slug"))
@@ -113,6 +117,19 @@ def _markdown_post(
         where=where,
         url=url or given_url(ctx, (meta.get(key) for key in URL_KEYS), where),
     )
+
+
+def _draft_mark(meta: dict[str, Any]) -> str:
+    """The front matter that marks a post unpublished, as written ("draft: true", Hugo's and others';
+    "published: false", Jekyll's), else "". Such a post is not on the blog, and answers would quote it
+    to any reader, so it is read only with --include-drafts, as an export's drafts are."""
+    for key, unpublished in (("draft", True), ("published", False)):
+        value = meta.get(key)
+        if isinstance(value, str):
+            value = {"true": True, "yes": True, "false": False, "no": False}.get(value.strip().lower())
+        if value is unpublished:
+            return f"{key}: {str(unpublished).lower()}"
+    return ""
 
 
 def _parse_html(ctx: Context, text: str) -> list[Post]:

@@ -12,6 +12,7 @@ from core.models import Block, ParseResult, Post
 from core.parse import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, parse_bytes, parse_paths, parse_text, slugify
 from core.parse.clean import html_to_blocks, markdown_to_blocks, text_to_blocks
 from core.parse.fields import read_date
+from core.parse.options import ImportOptions
 
 REF = "[REF: Smith 2019, The Long Road]"
 IMAGE = "[IMAGE: a photo of my_dog *Rex* at the beach]"
@@ -255,6 +256,25 @@ def test_hugo_toml_front_matter_is_read_not_quoted(tmp_path: Path) -> None:
     assert post.blocks == [Block("Resin.")]
     write(tmp_path / "bad.md", "+++\ntitle = Unquoted\n+++\nText.\n")
     assert "bad.md: front matter is not valid TOML" in error_text(parse_paths([tmp_path / "bad.md"]))
+
+
+def test_front_matter_drafts_are_left_out_unless_asked_for(tmp_path: Path) -> None:
+    """A Hugo `draft: true` or Jekyll `published: false` post was stored and quoted to readers."""
+    folder = tmp_path / "posts"
+    write(folder / "hugo.md", "---\ntitle: Prices\ndraft: true\n---\nTwelve euros a jar, maybe.\n")
+    write(folder / "jekyll.md", "---\ntitle: Excluders\npublished: false\n---\nNot sure yet.\n")
+    write(folder / "toml.md", '+++\ntitle = "Wax"\ndraft = "true"\n+++\nA solar melter.\n')
+    write(folder / "out.md", "---\ntitle: Out\ndraft: false\npublished: true\n---\nPublished.\n")
+    result = parse_paths([folder])
+    assert [p.post_id for p in result.posts] == ["out"] and result.errors == []
+    assert sorted(str(w) for w in result.warnings) == [
+        f"{folder / 'hugo.md'}: is a draft (front matter draft: true): left out; --include-drafts reads it",
+        f"{folder / 'jekyll.md'}: is a draft (front matter published: false): left out; --include-drafts "
+        "reads it",
+        f"{folder / 'toml.md'}: is a draft (front matter draft: true): left out; --include-drafts reads it",
+    ]
+    every = parse_paths([folder], options=ImportOptions(include_drafts=True))
+    assert sorted(p.post_id for p in every.posts) == ["hugo", "jekyll", "out", "toml"]
 
 
 # parse: collections and folders ---------------------------------------------------------------------
