@@ -516,7 +516,14 @@ def _walk(root: Path) -> tuple[list[tuple[Path, str]], list[ParseError]]:
     # two posts with the same id, the one kept, is predictable).
     found.sort(key=lambda p: p.relative_to(root).parts)
     files = []
+    in_folder: dict[Path, int] = {}
+    for path in found:
+        in_folder[path.parent] = in_folder.get(path.parent, 0) + 1
     for path in found:
         parts = path.relative_to(root).parts
-        files.append((path, parts[0] if len(parts) > 1 else DEFAULT_COLLECTION))
+        # A Hugo leaf bundle (`posts/my-post/index.md` and its images) is one post named after its
+        # folder, not a collection of its own: its folder collection is the one above, as for a
+        # `posts/my-post.md` (else every bundle post was a collection, and routing split the blog).
+        bundle = len(parts) == 2 and path.stem.lower() == "index" and in_folder[path.parent] == 1
+        files.append((path, parts[0] if len(parts) > 1 and not bundle else DEFAULT_COLLECTION))
     return files, problems

@@ -301,6 +301,20 @@ def test_collection_rules(tmp_path: Path) -> None:
     assert only_post(parse_paths([root / "books" / "novel.md"])).collection == "writings"
 
 
+def test_hugo_leaf_bundles_are_posts_not_collections(tmp_path: Path) -> None:
+    """`content/posts/<slug>/index.md`: ingesting content/posts/ made each bundle its own collection."""
+    posts = tmp_path / "content" / "posts"
+    write(posts / "propolis" / "index.md", "---\ntitle: Propolis\n---\nResin from buds.")
+    write(posts / "propolis" / "frame.jpg", b"\xff\xd8\xff")  # the bundle's image
+    write(posts / "wax.md", "A solar melter.")
+    write(posts / "notes" / "index.md", "The notes section's page.")
+    write(posts / "notes" / "queens.md", "Queens raised at home.")  # a folder of posts: a collection
+    by_id = {p.post_id: p.collection for p in parse_paths([posts]).posts}
+    assert by_id == {"propolis": "writings", "wax": "writings", "notes": "notes", "queens": "notes"}
+    from_content = {p.post_id: p.collection for p in parse_paths([tmp_path / "content"]).posts}
+    assert set(from_content.values()) == {"posts"}
+
+
 def test_folder_walk_sorted_skips_hidden_and_assets_reports_unsupported(tmp_path: Path) -> None:
     write(tmp_path / "b.txt", "Bee.")
     write(tmp_path / "a" / "z.txt", "Zed.")
