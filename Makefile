@@ -26,11 +26,17 @@ demo: install
 	@if [ "$$($(BIN)/inkwell info --json | $(BIN)/python -c 'import json,sys; print(json.load(sys.stdin)["chunks"])')" = "0" ]; then \
 		echo "Ingesting the demo writings (data/demo/posts)…"; $(BIN)/inkwell ingest data/demo/posts; fi
 
-# The demo's author; your own INKWELL_AUTHOR_* variables or .streamlit/secrets.toml take precedence.
-run: export INKWELL_AUTHOR_NAME ?= Mara Quill
-run: export INKWELL_AUTHOR_DESCRIPTION ?= a furniture maker in Wickham Hollow, Vermont, who left software to work with wood
+# The demo's author, over the demo's table only (its first post is stored): a table of your own
+# writings is never answered as Mara Quill. Your own INKWELL_AUTHOR_* variables, .streamlit/secrets.toml
+# and the Settings page take precedence.
+DEMO_POST := why-this-blog-exists
+DEMO_AUTHOR := Mara Quill
+DEMO_DESCRIPTION := a furniture maker in Wickham Hollow, Vermont, who left software to work with wood
 run: demo
-	$(BIN)/streamlit run server.py
+	@if $(BIN)/inkwell posts show $(DEMO_POST) >/dev/null 2>&1; then \
+		export INKWELL_AUTHOR_NAME="$${INKWELL_AUTHOR_NAME-$(DEMO_AUTHOR)}"; \
+		export INKWELL_AUTHOR_DESCRIPTION="$${INKWELL_AUTHOR_DESCRIPTION-$(DEMO_DESCRIPTION)}"; fi; \
+	exec $(BIN)/streamlit run server.py
 
 # Debian's headless Chromium (and its driver) for tests/e2e/test_e2e_browser.py; Playwright drives it, so
 # `playwright install` (a browser download) is never needed. Installs only when something is missing.
