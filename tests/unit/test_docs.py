@@ -127,3 +127,20 @@ def test_heading_ids_follow_github() -> None:
         "calibration-inkwell-calibrate-coreevaluatecalibratepy",
         "reranking-optional-off-by-default",
     }
+
+
+def test_the_secrets_example_copied_as_is_sets_nothing_made_up() -> None:
+    """The README says to copy .streamlit/secrets.toml.example; copied as it was, it switched on a
+    placeholder OpenAI key ("sk-...": every answer tried OpenAI and fell back with "the answer model
+    could not be reached"), the well-known admin password "change-me", and the author "Jane Doe" whose
+    voice the chat then claimed. Placeholders are comments to fill in; what is set must be real."""
+    import tomllib
+
+    from core.config import Settings
+
+    example = tomllib.loads((ROOT / ".streamlit" / "secrets.toml.example").read_text(encoding="utf-8"))
+    settings = Settings.load(secrets=example, environ={})
+    defaults = Settings.load(environ={})
+    for name in ("openai_api_key", "author_name", "author_description"):
+        assert getattr(settings, name) == getattr(defaults, name), name
+    assert "admin_password" not in example  # read by the pages from the secrets themselves
