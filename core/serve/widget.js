@@ -85,7 +85,9 @@
     ".btn{position:fixed;right:20px;bottom:20px;z-index:2147483000;border:0;border-radius:24px;" +
     "padding:10px 18px;background:var(--a);color:#fff;cursor:pointer;box-shadow:0 2px 8px #0004}" +
     ".panel{position:fixed;right:20px;bottom:76px;z-index:2147483000;width:min(380px,calc(100vw - 40px));" +
-    "height:min(520px,calc(100vh - 110px));display:flex;flex-direction:column;background:#fff;color:#222;" +
+    // dvh: the panel's height shrinks with a phone's on-screen keyboard (vh, for older browsers, does not)
+    "height:min(520px,calc(100vh - 110px));height:min(520px,calc(100dvh - 110px));" +
+    "display:flex;flex-direction:column;background:#fff;color:#222;" +
     "border-radius:12px;box-shadow:0 4px 24px #0005;overflow:hidden}" +
     ".panel[hidden]{display:none}header{display:flex;justify-content:space-between;align-items:center;" +
     "padding:10px 14px;background:var(--a);color:#fff;font-weight:600}" +
@@ -149,7 +151,7 @@
     close.setAttribute("aria-label", T.close);
     input.setAttribute("aria-label", T.question);
     input.setAttribute("placeholder", opt.placeholder || T.placeholder);
-    send.textContent = T.ask;
+    send.textContent = T.send; // not "Ask" as the launcher: two buttons of one name are one to a screen reader
   }
   useLabels(null);
 

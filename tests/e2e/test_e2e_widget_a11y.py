@@ -261,3 +261,14 @@ def test_the_question_box_is_outlined_at_3_to_1(phone):
         ".match(/[\\d.]+/g).slice(0, 3).map(Number)"
     )
     assert contrast(edge, [255, 255, 255]) >= 3, edge
+
+
+def test_the_launcher_and_the_send_button_have_different_names(phone):
+    """With the panel open, the launcher and the form's button were both "Ask": a screen reader's list
+    of buttons showed two of one name. The form's button sends."""
+    phone.get_by_role("button", name="Ask", exact=True).click()
+    assert phone.get_by_role("button", name="Ask", exact=True).count() == 1
+    box = phone.get_by_role("textbox", name="Your question")
+    box.fill("Where are the plans?")
+    phone.get_by_role("button", name="Send", exact=True).click()
+    phone.wait_for_function(f"() => {SHADOW}.querySelector('.rate')")
