@@ -56,6 +56,7 @@ class ConfigError(ValueError):
 
 # The placeholders a persona prompt may use; any other `{name}` is refused as a likely typo (a literal
 # brace that names nothing, such as "{ }" or "{2}", is kept as written).
+DEFAULT_AUTHOR_NAME = "the author"  # in the prompt and captions while the owner has named nobody
 PERSONA_PLACEHOLDERS = ("author_name", "author_description")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_ ]*)\}")
 
@@ -196,7 +197,7 @@ class Settings:
     # "extractive" (the author's own sentences, no model), "generative" (the chat model answers from the
     # excerpts) or "auto": extractive with the built-in model, generative with a key or server.
     answer_mode: str = "auto"
-    author_name: str = "the author"
+    author_name: str = DEFAULT_AUTHOR_NAME
     author_description: str = "a writer who blogs about their life and work"
     # The generated answers' system prompt (empty: core/answer/generate.py's DEFAULT_PROMPT_TEMPLATE), with
     # the placeholders in PERSONA_PLACEHOLDERS; and the fixed reply when the posts do not answer (empty:
@@ -428,6 +429,12 @@ class Settings:
             )
 
     # Derived choices -----------------------------------------------------------------------------
+
+    @property
+    def named_author(self) -> str:
+        """The author's name as the owner set it; "" while it is the default ("the author")."""
+        name = self.author_name.strip()
+        return "" if name == DEFAULT_AUTHOR_NAME else name
 
     @property
     def local_home(self) -> Path:

@@ -23,7 +23,7 @@ from core.search import Route
 from core.serve import AnswerRefused, AnswerStopped
 from core.store.corpus import corpus_language
 from core.text import QuestionError, check_question
-from core.text.labels import label_language, labels
+from core.text.labels import ask_placeholder, label_language, labels
 from pages import shared
 from pages.shared import feedback, replies, starters
 from pages.shared.details import details_toggle
@@ -241,7 +241,7 @@ page_words = labels(next((m["language"] for m in reversed(messages) if m.get("la
 picked = starters.take_starter()  # a starter question clicked: asked like a typed one
 if not messages and picked is None:
     starters.show_welcome(owner, page_words["try_asking"])  # each starter asked in one click
-question = st.chat_input(page_words["ask_author"].replace("{name}", settings.author_name))
+question = st.chat_input(ask_placeholder(page_words, settings.named_author))
 if question is None:
     question = picked
 asked = None

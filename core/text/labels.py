@@ -29,6 +29,7 @@ ENGLISH: dict[str, str] = {
     "loading": "Loading the assistant…",
     "placeholder": "Ask a question about the posts",
     "ask_author": "Ask {name} something",
+    "ask_unnamed": "Ask a question",  # the same when the owner has not named the author
     "question": "Your question",
     "ask": "Ask",
     "new_conversation": "New conversation",
@@ -60,6 +61,7 @@ _OTHERS: dict[str, dict[str, str]] = {
         "loading": "Der Assistent wird geladen…",
         "placeholder": "Stellen Sie eine Frage zu den Beiträgen",
         "ask_author": "Fragen Sie {name} etwas",
+        "ask_unnamed": "Stellen Sie eine Frage",
         "question": "Ihre Frage",
         "ask": "Fragen",
         "new_conversation": "Neues Gespräch",
@@ -89,6 +91,7 @@ _OTHERS: dict[str, dict[str, str]] = {
         "loading": "Chargement de l'assistant…",
         "placeholder": "Posez une question sur les articles",
         "ask_author": "Posez une question à {name}",
+        "ask_unnamed": "Posez une question",
         "question": "Votre question",
         "ask": "Demander",
         "new_conversation": "Nouvelle conversation",
@@ -118,6 +121,7 @@ _OTHERS: dict[str, dict[str, str]] = {
         "loading": "Cargando el asistente…",
         "placeholder": "Haz una pregunta sobre las publicaciones",
         "ask_author": "Pregúntale algo a {name}",
+        "ask_unnamed": "Haz una pregunta",
         "question": "Tu pregunta",
         "ask": "Preguntar",
         "new_conversation": "Nueva conversación",
@@ -147,6 +151,7 @@ _OTHERS: dict[str, dict[str, str]] = {
         "loading": "Asistan yükleniyor…",
         "placeholder": "Yazılar hakkında bir soru sorun",
         "ask_author": "{name} için bir soru yazın",
+        "ask_unnamed": "Bir soru sorun",
         "question": "Sorunuz",
         "ask": "Sor",
         "new_conversation": "Yeni sohbet",
@@ -176,6 +181,7 @@ _OTHERS: dict[str, dict[str, str]] = {
         "loading": "Caricamento dell'assistente…",
         "placeholder": "Fai una domanda sui post",
         "ask_author": "Chiedi qualcosa a {name}",
+        "ask_unnamed": "Fai una domanda",
         "question": "La tua domanda",
         "ask": "Chiedi",
         "new_conversation": "Nuova conversazione",
@@ -205,6 +211,7 @@ _OTHERS: dict[str, dict[str, str]] = {
         "loading": "Carregando o assistente…",
         "placeholder": "Faça uma pergunta sobre os textos",
         "ask_author": "Pergunte algo a {name}",
+        "ask_unnamed": "Faça uma pergunta",
         "question": "Sua pergunta",
         "ask": "Perguntar",
         "new_conversation": "Nova conversa",
@@ -234,6 +241,7 @@ _OTHERS: dict[str, dict[str, str]] = {
         "loading": "De assistent wordt geladen…",
         "placeholder": "Stel een vraag over de berichten",
         "ask_author": "Vraag {name} iets",
+        "ask_unnamed": "Stel een vraag",
         "question": "Je vraag",
         "ask": "Vragen",
         "new_conversation": "Nieuw gesprek",
@@ -263,6 +271,7 @@ _OTHERS: dict[str, dict[str, str]] = {
         "loading": "Загрузка помощника…",
         "placeholder": "Задайте вопрос о записях",
         "ask_author": "{name}: задайте вопрос",
+        "ask_unnamed": "Задайте вопрос",
         "question": "Ваш вопрос",
         "ask": "Спросить",
         "new_conversation": "Новый разговор",
@@ -292,6 +301,7 @@ _OTHERS: dict[str, dict[str, str]] = {
         "loading": "アシスタントを読み込んでいます…",
         "placeholder": "投稿について質問してください",
         "ask_author": "{name}に質問する",
+        "ask_unnamed": "質問する",
         "question": "あなたの質問",
         "ask": "質問する",
         "new_conversation": "新しい会話",
@@ -321,6 +331,7 @@ _OTHERS: dict[str, dict[str, str]] = {
         "loading": "正在加载助手…",
         "placeholder": "就这些文章提个问题",
         "ask_author": "向{name}提问",
+        "ask_unnamed": "提问",
         "question": "你的问题",
         "ask": "提问",
         "new_conversation": "新对话",
@@ -350,6 +361,7 @@ _OTHERS: dict[str, dict[str, str]] = {
         "loading": "도우미를 불러오는 중…",
         "placeholder": "글에 대해 질문해 보세요",
         "ask_author": "{name}에게 질문하기",
+        "ask_unnamed": "질문하기",
         "question": "질문",
         "ask": "질문하기",
         "new_conversation": "새 대화",
@@ -381,6 +393,13 @@ LABELS: dict[str, dict[str, str]] = {
         if code != "en"
     },
 }
+
+
+def ask_placeholder(words: dict[str, str], name: str) -> str:
+    """The chat box's invitation in `words`' language: "Ask {name} something", or "Ask a question" when
+    the author is not named (`name` empty): a default name in English ("the author") does not fit into
+    another language's sentence."""
+    return words["ask_author"].replace("{name}", name) if name else words["ask_unnamed"]
 
 
 def labels(code: str | None) -> dict[str, str]:

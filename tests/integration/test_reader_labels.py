@@ -54,7 +54,8 @@ def test_the_api_gives_a_german_blogs_widget_german_labels(german_blog: Settings
 
 def test_the_chat_on_a_german_blog_speaks_german_around_the_answer(german_blog: Settings):
     at = open_app()
-    assert at.chat_input[0].placeholder == "Fragen Sie the author etwas"  # the blog's language, asked nothing
+    # The blog's language, asked nothing; the author not named, so no English "the author" in a German sentence.
+    assert at.chat_input[0].placeholder == "Stellen Sie eine Frage"
     at.chat_input[0].set_value("Was füttern Sie im September den Bienen?").run()
     assert not at.exception and not at.error
     reply = at.chat_message[1]
@@ -73,12 +74,12 @@ def test_the_chat_on_a_german_blog_speaks_german_around_the_answer(german_blog: 
         in captions
     )
     assert not any("Searched for" in c or "author's own" in c for c in captions), captions
-    assert at.chat_input[0].placeholder == "Fragen Sie the author etwas"
+    assert at.chat_input[0].placeholder == "Stellen Sie eine Frage"
 
 
 def test_an_english_blogs_chat_stays_english(corpus):
     at = open_app()
-    assert at.chat_input[0].placeholder == "Ask the author something"
+    assert at.chat_input[0].placeholder == "Ask a question"
     at.chat_input[0].set_value("When does swarming season start?").run()
     reply = at.chat_message[1]
     assert reply.markdown[0].value.startswith("From *[")

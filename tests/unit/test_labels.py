@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
+from core.config import Settings
 from core.publish.site import ASSETS, PAGE_LABELS, page_html
-from core.text.labels import ENGLISH, LABELS, label_language, labels
+from core.text.labels import ENGLISH, LABELS, ask_placeholder, label_language, labels
 from core.text.languages import REPLY_LANGUAGES
 
 
@@ -37,3 +38,13 @@ def test_the_static_page_is_written_in_the_blogs_language():
         assert ENGLISH[key] not in german, key  # every fixed word of the template was found and replaced
     assert 'placeholder="Stellen Sie eine Frage zu den Beiträgen"' in german
     assert ">Der Assistent wird geladen…<" in german
+
+
+def test_an_unnamed_author_is_not_put_into_another_languages_sentence():
+    """The chat box said "Fragen Sie the author etwas": the default name, English, in a German sentence."""
+    unnamed = Settings.load({}, environ={})
+    assert unnamed.named_author == ""
+    assert ask_placeholder(labels("de"), unnamed.named_author) == "Stellen Sie eine Frage"
+    named = Settings.load({"author_name": "Mara Quill"}, environ={})
+    assert ask_placeholder(labels("de"), named.named_author) == "Fragen Sie Mara Quill etwas"
+    assert ask_placeholder(labels("en"), named.named_author) == "Ask Mara Quill something"
