@@ -406,7 +406,7 @@
       var done = false;
       return readEvents(response, function (event, data) {
         if (event === "delta") {
-          // Busy while the words stream in ("Writing…" is read first): a screen reader read the live log
+          // Busy while the words stream in ("Writing..." is read first): a screen reader read the live log
           // again at every word. The finished answer is read once (finish).
           log.setAttribute("aria-busy", "true");
           text += data.plain != null ? data.plain : data.text;
