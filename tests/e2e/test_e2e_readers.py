@@ -15,6 +15,7 @@ import pytest
 
 from core.embed.multilingual import MODEL_ID
 from core.store import Store
+from core.text.labels import labels
 from tests.conftest import DEMO
 from tests.e2e_support import (
     ANSWER_TIMEOUT,
@@ -88,7 +89,8 @@ def test_a_new_user_sets_reader_languages_and_a_turkish_question_finds_the_post(
             box.fill(TURKISH)
             box.press("Enter")
             answer = page.get_by_test_id("stChatMessage").nth(1)
-            sources = answer.get_by_test_id("stMarkdown").filter(has_text="Sources").last
+            # The captions in the reader's language: the sources list is "Kaynaklar".
+            sources = answer.get_by_test_id("stMarkdown").filter(has_text=labels("tr")["sources_title"]).last
             sources.wait_for(timeout=ANSWER_TIMEOUT)
             idle(page)
             assert_no_errors(page, server)
