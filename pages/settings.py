@@ -30,10 +30,10 @@ from core.answer.owner import (
     reloaded,
     save_owner,
 )
+from core.answer.suggest import answered_starters
 from core.config import ConfigError, Settings
 from core.llm import LLMError
 from core.search import bar_for_table, route_and_search
-from core.search.starters import suggest_starters
 from pages import shared
 from pages.shared import replies
 from pages.shared.drafts import keep_draft, restore_draft
@@ -105,12 +105,16 @@ def use_example_persona() -> None:
 
 def suggest() -> None:
     try:
-        found = suggest_starters(store, count=4)
+        suggested = answered_starters(store, settings, shared.get_embedder_cached(settings), count=4)
     except shared.KNOWN_ERRORS as exc:
         shared.flash(f"Could not suggest questions: {exc}", "error")
         return
+    found = suggested.kept  # only questions the chat answers: a declined one is said, not offered
+    if suggested.declined:
+        shared.flash(suggested.declined_note, "warning")
     if not found:
-        shared.flash("There are no posts to suggest questions from yet.", "warning")
+        if not suggested.declined:
+            shared.flash("There are no posts to suggest questions from yet.", "warning")
         return
     st.session_state[FIELD.format("starters")] = "\n".join(s.question for s in found)
     shared.flash(

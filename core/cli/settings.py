@@ -60,12 +60,19 @@ def settings_set(key: str, values: tuple[str, ...], data_dir: str | None) -> Non
 @click.option("--count", type=click.IntRange(1, 6), default=4, show_default=True, help="How many.")
 def settings_suggest(count: int, data_dir: str | None) -> None:
     """Suggest starter questions from the posts' most central chunks, one per line (nothing is saved;
-    pass the ones you keep to `inkwell settings set starters`)."""
-    from core.search.starters import suggest_starters
+    pass the ones you keep to `inkwell settings set starters`). Only questions the chat answers are
+    suggested: each is asked as a reader would (the author's own sentences, no model), and one it would
+    decline is left out, and said so, rather than replaced."""
+    from core.answer.suggest import answered_starters
+    from core.embed import embedder_for_store
     from core.store import Store
 
-    found = suggest_starters(Store(settings_for(data_dir).data_dir), count)
-    if not found:
+    settings = settings_for(data_dir)
+    store = Store(settings.data_dir)
+    found = answered_starters(store, settings, embedder_for_store(settings, store.model_id()), count)
+    if not found.kept and not found.declined:
         echo("no posts to suggest questions from yet (ingest some first)", err=True)
-    for starter in found:
+    for starter in found.kept:
         echo(starter.question)
+    if found.declined:
+        echo(found.declined_note, fg="yellow", err=True)

@@ -17,6 +17,8 @@ import pytest
 from core.answer.generate import DEFAULT_PROMPT_TEMPLATE, build_messages
 from core.answer.owner import KEYS, OwnerSettings, apply_owner, load_owner, save_owner, with_owner
 from core.answer.reply import NO_ANSWER, reply
+from core.answer.suggest import answered_starters
+from core.answer.turn import take_turn
 from core.config import ConfigError, Settings
 from core.search.starters import question_for, suggest_starters
 from core.store import Store
@@ -205,6 +207,35 @@ def test_suggested_starters_come_from_central_chunks_of_different_posts(corpus):
     means = [unit[[p == post for p in posts]].mean(axis=0) for post in dict.fromkeys(posts)]
     centre = np.mean([m / np.linalg.norm(m) for m in means], axis=0)
     assert suggest_starters(corpus, count=1)[0].chunk_id == ids[int(np.argmax(unit @ centre))]
+
+
+def test_only_starters_the_chat_answers_are_suggested(demo_table, embedder, data_dir):
+    """A suggestion made from a post's heading or title may be one the relevance bar turns away (on the
+    demo: "What do you say about “What I would tell the engineer I was” in …?"): the owner is not
+    offered it, and is told it was left out, rather than saving a starter that gets "I haven't written
+    about that" when a reader clicks it."""
+    settings, store = demo_table
+
+    def answered(question: str) -> bool:
+        return (
+            take_turn(question, settings, store=store, embedder=embedder, mode="extractive").reply.mode
+            != "none"
+        )
+
+    suggested = answered_starters(store, settings, embedder, count=3)
+    assert suggested.declined, "the demo gives a declined candidate: the test would prove nothing"
+    assert [*suggested.kept, *suggested.declined] == sorted(
+        suggest_starters(store, count=3), key=lambda s: s in suggested.declined
+    )
+    assert all(answered(s.question) for s in suggested.kept)
+    assert not any(answered(s.question) for s in suggested.declined)
+    # The CLI prints only the answered ones, and says which were left out (not padded with others).
+    result = run("settings", "suggest", "--count", "3", data_dir=settings.data_dir)
+    printed = result.stdout.splitlines()
+    assert printed and all(answered(q) for q in printed), printed
+    assert printed == [s.question for s in suggested.kept]
+    assert "Left out 1 suggested question the chat would decline" in result.stderr
+    assert suggested.declined[0].question in result.stderr
 
 
 def test_no_posts_no_suggestions(tmp_path):
