@@ -81,17 +81,30 @@ class ParseError:
         return f"{self.source}: {self.message}"
 
 
+@dataclass(frozen=True)
+class LeftOutDraft:
+    """A post its file marks unpublished (front matter `draft: true`, `published: false`), left out when
+    parsed: a post of that id stored from the same file is removed by the ingest (its author
+    unpublished it), as core/ingest/pipeline.py `ingest_posts(drafts=…)` does."""
+
+    post_id: str
+    title: str
+    source: str
+
+
 @dataclass
 class ParseResult:
     posts: list[Post] = field(default_factory=list)
     errors: list[ParseError] = field(default_factory=list)
     # Inputs read, but not quite as written (e.g. not UTF-8: read as Windows-1252); same shape as errors.
     warnings: list[ParseError] = field(default_factory=list)
+    drafts: list[LeftOutDraft] = field(default_factory=list)  # left out as unpublished (and warned of)
 
     def extend(self, other: ParseResult) -> None:
         self.posts.extend(other.posts)
         self.errors.extend(other.errors)
         self.warnings.extend(other.warnings)
+        self.drafts.extend(other.drafts)
 
 
 @dataclass

@@ -198,6 +198,7 @@ def ingest(
             replace=replace,
             label=f"inkwell ingest {' '.join(paths)}"[:200],
             time_limit=time_limit or None,
+            drafts=parsed.drafts,
         )
 
     for warning in report.warnings[len(parsed.warnings) :]:  # the ingest's own (a path without a site URL)

@@ -33,13 +33,14 @@ from core.embed import (
 )
 from core.ingest.report import IngestReport, PostOutcome, Progress
 from core.ingest.timed import POST_TIME_LIMIT, TimedEmbedder
-from core.models import Chunk, ParseError, Post
+from core.models import Chunk, LeftOutDraft, ParseError, Post
 from core.parse import ImportOptions, parse_paths
 from core.parse.addresses import permalink_url, resolve_url
 from core.parse.exported import PLATFORMS, export_stamp
 from core.parse.platforms import NOT_AN_EXPORT, ExportFile, export_file
 from core.store import CommitConflictError, Store, StoreError
 from core.store.corpus import write_corpus_language
+from core.store.schema import PostState
 from core.text import check_reader_languages, plural
 
 if TYPE_CHECKING:
@@ -224,6 +225,7 @@ def ingest_posts(
     replace: bool = False,
     label: str | None = None,
     time_limit: float | None = POST_TIME_LIMIT,
+    drafts: Iterable[LeftOutDraft] = (),
 ) -> IngestReport:
     """Ingest posts; `llm` turns on the optional LLM preparation stages (core/prepare/). `errors` and
     `warnings` (the parser's) go into the report. Posts of files over LARGE_FILE characters go last, so
@@ -235,7 +237,10 @@ def ingest_posts(
     new one was made later (_made_later: by the exports' own dates, else their file names', else when
     the files were saved), so a newer export of the same blog replaces the posts of an earlier one. One
     whose old file is gone (moved, renamed) replaces it. Either replacement has a note naming the old
-    file. The posts written are logged as one change (`label`, for people), undoable with `store.undo`."""
+    file. `drafts` are the posts the parser left out as unpublished (ParseResult.drafts): one stored
+    from the same file, and not among `posts`, is removed ("removed", "now a draft"), since its author
+    unpublished it. The posts written and removed are logged as one change (`label`, for people),
+    undoable with `store.undo`."""
     started = time.perf_counter()
     check_reader_languages(settings.reader_language_codes)  # before any work: a typo is no language
     llm = llm if llm is not None and llm.enabled else None
@@ -274,6 +279,7 @@ def ingest_posts(
         )
     before = store.versions()
     states = store.post_states()
+    removed = _remove_drafts(store, drafts, states, seen, report)
     todo: list[tuple[Post, str, str]] = []
     replaced: dict[str, str] = {}  # post id -> the note naming the other file it was read from before
     exports: dict[str, ExportFile] = {}  # a stored post's file -> its platform and export date
@@ -367,15 +373,15 @@ def ingest_posts(
             if outcome.post_id in replaced and outcome.status == "updated":
                 outcome.message = replaced[outcome.post_id]
         _after_writes(settings, report, prepared, llm, [p for p, _, _ in todo], states, store)
+    if todo or removed:
         written = [o.post_id for o in report.outcomes if o.status in ("new", "updated")]
         try:
-            change = store.log_change(
-                label or f"ingest of {len(written)} post{'s' * (len(written) != 1)}", before, written
-            )
+            change = store.log_change(label or _label(len(written), len(removed)), before, written + removed)
         except StoreError as exc:  # the posts are stored: only undo is missing
             report.notes.append(f"stored, but not logged for undo ({exc})")
         else:
             report.change_id = change.change_id if change else None
+    if todo:
         try:
             store.optimize()
         except CommitConflictError as exc:  # the posts are stored: only the upkeep waits for a calmer moment
@@ -384,6 +390,40 @@ def ingest_posts(
         progress(total, total, "done")
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _remove_drafts(
+    store: Store,
+    drafts: Iterable[LeftOutDraft],
+    states: dict[str, PostState],
+    ingested: dict[str, Post],
+    report: IngestReport,
+) -> list[str]:
+    """Delete the stored posts that their own file now marks as drafts (not logged: the ingest's
+    change takes them in, for undo), each reported as "removed"; their ids. A draft whose id is stored
+    from another file, or is ingested from one now, leaves that post alone: it is not the one
+    unpublished."""
+    gone = {
+        d.post_id: d
+        for d in drafts
+        if d.post_id not in ingested
+        and d.post_id in states
+        and same_source(states[d.post_id].source, d.source)
+    }
+    if not gone:
+        return []
+    store.delete_posts(list(gone), logged=False)
+    for draft in gone.values():
+        report.outcomes.append(
+            PostOutcome(draft.post_id, draft.title, draft.source, "removed", 0, "now a draft")
+        )
+    return list(gone)
+
+
+def _label(written: int, removed: int) -> str:
+    """The change log's label for an ingest with no label of its own."""
+    parts = [f"ingest of {plural(written, 'post')}"] if written or not removed else []
+    return ", ".join([*parts, *([f"removal of {plural(removed, 'draft')}"] if removed else [])])
 
 
 def same_source(old: str, new: str) -> bool:
@@ -576,6 +616,7 @@ def ingest_paths(
         llm=llm,
         replace=replace,
         label=f"ingest of {names}",
+        drafts=parsed.drafts,
     )
 
 

@@ -21,7 +21,7 @@ class PostOutcome:
     post_id: str
     title: str
     source: str
-    status: str  # new | updated | unchanged | failed
+    status: str  # new | updated | unchanged | failed | removed (stored, and now a draft in its file)
     chunks: int = 0
     message: str = ""
     # With LLM preparation: "ok" | "fallback" | "failed" | "skipped" (see core/prepare/), what happened
@@ -67,6 +67,8 @@ class IngestReport:
             f"{self.failed} failed; {plural(self.chunks_embedded, 'chunk')} embedded, "
             f"{self.chunks_reused} reused from cache ({self.seconds:.1f} s)"
         )
+        if removed := self.count("removed"):
+            text += f"; {plural(removed, 'post')} removed: now a draft"
         if self.warnings:
             # One file may warn more than once (a Ghost export: a site address and a left-out draft).
             files = len({w.source for w in self.warnings})
@@ -82,6 +84,7 @@ class IngestReport:
             "new": self.count("new"),
             "updated": self.count("updated"),
             "unchanged": self.count("unchanged"),
+            **({"removed": self.count("removed")} if self.count("removed") else {}),
             "failed": self.failed,
             "chunks_embedded": self.chunks_embedded,
             "chunks_reused": self.chunks_reused,

@@ -19,7 +19,7 @@ from typing import Any
 import frontmatter
 import yaml
 
-from core.models import Block, ParseError, Post
+from core.models import Block, LeftOutDraft, ParseError, Post
 from core.parse.addresses import checked_url
 from core.parse.clean import (
     html_article,
@@ -57,6 +57,7 @@ class Context:
     errors: list[ParseError] = field(default_factory=list)
     warnings: list[ParseError] = field(default_factory=list)
     options: ImportOptions = field(default_factory=ImportOptions)
+    drafts: list[LeftOutDraft] = field(default_factory=list)  # posts left out as unpublished
 
     def collection(self, own: Any = None) -> str:
         for choice in (self.forced_collection, own, self.folder_collection):

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from core.models import Block, Post, PreChunk
+from core.models import Block, LeftOutDraft, Post, PreChunk
 from core.parse.addresses import page_urls
 from core.parse.clean import (
     html_article,
@@ -93,17 +93,22 @@ def _markdown_post(
         ctx.error(f"{where}{exc}")
         return None
     unpublished = _draft_mark(meta)
-    if unpublished and not ctx.options.include_drafts:
-        ctx.warn(f"{where}is a draft (front matter {unpublished}): left out; --include-drafts reads it")
-        return None
-    blocks = markdown_to_blocks(body)
     title = shown(title) or shown(as_text(meta.get("title"))) or markdown_title(body) or fallback_title
     given = meta.get("id", meta.get("slug"))
     try:
         post_id = given_id(given) if given not in (None, "") else fallback_id
     except BadInput as exc:
-        ctx.error(f"{where}{exc}")
+        if unpublished and not ctx.options.include_drafts:  # a draft is left out, whatever its id
+            post_id = ""
+        else:
+            ctx.error(f"{where}{exc}")
+            return None
+    if unpublished and not ctx.options.include_drafts:
+        ctx.warn(f"{where}is a draft (front matter {unpublished}): left out; --include-drafts reads it")
+        if post_id:  # stored when it was published: the ingest removes it (core/models.py LeftOutDraft)
+            ctx.drafts.append(LeftOutDraft(post_id, " ".join(title.split()), ctx.source))
         return None
+    blocks = markdown_to_blocks(body)
     return make_post(
         ctx,
         blocks,

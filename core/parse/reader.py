@@ -365,6 +365,7 @@ def _parse_one(ctx: Context, read: Callable[[], bytes], result: ParseResult) -> 
         ctx.error(f"could not be read ({_one_line(f'{type(exc).__name__}: {exc}')})")
     result.errors.extend(ctx.errors)
     result.warnings.extend(ctx.warnings)
+    result.drafts.extend(ctx.drafts)
 
 
 def _parse_decoded(ctx: Context, suffix: str, text: str) -> list[Post]:

@@ -324,9 +324,10 @@ class Store(Reads, ChangeLog, SavedSettings):
             self.log_change(label or f"address of {post_id!r}", before, [post_id])
         return changed
 
-    def delete_posts(self, post_ids: Sequence[str], label: str | None = None) -> int:
+    def delete_posts(self, post_ids: Sequence[str], label: str | None = None, *, logged: bool = True) -> int:
         """Delete posts and their chunks, logged as one change (`label`, for undo); returns how many of
-        the ids existed (as a post row, or as chunks left without one)."""
+        the ids existed (as a post row, or as chunks left without one). `logged=False` leaves the logging
+        to the caller, whose own change takes these ids in (an ingest removing posts now drafts)."""
         if not post_ids:
             return 0
         before = self.versions()
@@ -340,6 +341,8 @@ class Store(Reads, ChangeLog, SavedSettings):
             retry_commit("delete the chunks", lambda: self.chunks.delete(where))
         retry_commit("delete the posts", lambda: self.posts.delete(where))
         touched = sorted(existing | with_chunks)
+        if not logged:
+            return len(touched)
         self.log_change(
             label or f"deletion of {len(touched)} post{'s' * (len(touched) != 1)}", before, touched
         )

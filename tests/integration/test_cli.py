@@ -120,6 +120,34 @@ def test_undo_json_says_when_the_change_was_undone(corpus, tmp_path):
     assert reply["undone"] and reply["undone_at"] and reply["undone_at"] == logged["undone_at"]
 
 
+def test_a_post_now_marked_draft_is_removed_by_its_next_ingest_and_undone(corpus, tmp_path):
+    """A stored post whose file now says `draft: true` stayed stored and quoted to readers; the ingest
+    only warned "left out". Its author unpublished it: the ingest removes it, says so, and undo puts it
+    back."""
+    db = tmp_path / "db"
+    assert run("ingest", str(corpus), data_dir=db).exit_code == 0
+    garden = corpus / "essays" / "garden.md"
+    garden.write_text(garden.read_text().replace("slug: garden\n", "slug: garden\ndraft: true\n"))
+    # Another file's draft that happens to share a stored id is not the post unpublished: left alone.
+    write(corpus / "notes" / "trains.md", "---\ntitle: Night Trains\nslug: trains\ndraft: true\n---\nSoon.\n")
+    again = run("ingest", str(corpus), "--json", data_dir=db)
+    assert again.exit_code == 0, again.output
+    report = json.loads(again.stdout)
+    assert report["removed"] == 1 and report["unchanged"] == 2
+    assert [
+        (p["post_id"], p["status"], p["message"]) for p in report["posts"] if p["status"] == "removed"
+    ] == [("garden", "removed", "now a draft")]
+    assert "removed " in again.stderr and "(garden): now a draft" in again.stderr
+    listed = run("posts", "list", "--json", data_dir=db).stdout
+    assert '"garden"' not in listed and '"trains"' in listed
+    assert "Brandywines" not in run("search", "tomatoes Brandywines", data_dir=db).stdout
+    undone = run("undo", report["change_id"], data_dir=db)
+    assert undone.exit_code == 0, undone.output
+    assert '"garden"' in run("posts", "list", "--json", data_dir=db).stdout
+    # Ingested as a draft again: removed again (the undo put back the stored post, not a published file).
+    assert json.loads(run("ingest", str(corpus), "--json", data_dir=db).stdout)["removed"] == 1
+
+
 @pytest.mark.parametrize("command", [["search"], ["eval", "--qrels", "QUERIES"]])
 def test_a_query_file_not_in_utf8_is_named_with_its_line(tmp_path, command):
     """A Latin-1 --queries file said only "'utf-8' codec can't decode byte 0xe9 in position 30…"."""

@@ -68,7 +68,12 @@ def read_path(source: Source) -> SourceRead:
         collection=options.get("collection") or None,
         options=ImportOptions.from_choices(options),
     )
-    out.posts, out.errors, out.warnings = parsed.posts, parsed.errors, parsed.warnings
+    out.posts, out.errors, out.warnings, out.drafts = (
+        parsed.posts,
+        parsed.errors,
+        parsed.warnings,
+        parsed.drafts,
+    )
     per_file = Counter(post.source for post in parsed.posts)
     for post in parsed.posts:
         key = post.source if per_file[post.source] == 1 else f"{post.source}#{post.post_id}"

@@ -28,7 +28,7 @@ from core.ingest.report import Progress
 from core.ingest.web.fetch import MAX_XML_BYTES, Fetcher, FetchError, Response, host_of
 from core.ingest.web.pages import decoded, fragment_post, looks_like_html, page_ids, page_post
 from core.ingest.web.sitemaps import MAX_SITEMAPS, is_sitemap_root, read_sitemap, unpacked
-from core.models import ParseError, Post
+from core.models import LeftOutDraft, ParseError, Post
 from core.parse.clean import html_fragment_to_blocks, text_to_blocks
 from core.parse.feeds import MAX_ITEMS, Entry, is_feed_root, read_feed
 from core.parse.safexml import BadXML, parse_xml
@@ -47,6 +47,7 @@ class SourceRead:
     posts: list[Post] = field(default_factory=list)
     errors: list[ParseError] = field(default_factory=list)
     warnings: list[ParseError] = field(default_factory=list)
+    drafts: list[LeftOutDraft] = field(default_factory=list)  # a path's posts now marked unpublished
     items: dict[str, dict[str, str]] = field(default_factory=dict)  # as Source.items, after this read
     listed: set[str] = field(default_factory=set)  # post ids the source lists now
     complete: bool = False  # whether `listed` is the source's whole list (pruning may trust it)

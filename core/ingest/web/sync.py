@@ -219,6 +219,7 @@ def _sync_one(
         label=f"{'ingest' if new else 'sync'} of {source.url}"[:200],
         force=force,
         replace=replace,
+        drafts=read.drafts,
     )
     if source.kind == PATH_KIND:
         settle_items(read, store)
