@@ -180,11 +180,36 @@ def front_matter(text: str) -> tuple[dict[str, Any], str]:
             f"front matter has a value that cannot be read: {' '.join(str(exc).split())[:120]}"
         ) from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).split("\n", 1)[0]
-        near = f" near line {mark.line + 1}" if mark is not None else ""
-        raise BadInput(f"front matter is not valid YAML{near}: {problem}") from None
+        raise BadInput(_yaml_problem(text, exc)) from None
     return dict(post.metadata), post.content
+
+
+# `key: value` whose value has ": " in it, unquoted: YAML reads a second mapping inside the first.
+_UNQUOTED_COLON = re.compile(r"^(?P<key>[\w-]+):[ \t]+(?P<value>[^\s'\"\[{|>&*!#][^#]*?:\s.*?)\s*$")
+
+
+def _yaml_problem(text: str, exc: yaml.YAMLError) -> str:
+    """The error for front matter PyYAML refused: the file's line (PyYAML counts from after any blank
+    lines the front matter reader stripped) and, for the common `title: Melting Wax: A Solar Extractor`,
+    the quoted value to write instead, since "mapping values are not allowed in this context" says
+    nothing a blogger can act on."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).split("\n", 1)[0]
+    if mark is None:
+        return f"front matter is not valid YAML: {problem}"
+    blank = text[: len(text) - len(text.lstrip())].count("\n")
+    number = mark.line + 1 + blank
+    lines = text.split("\n")
+    line = lines[number - 1] if 0 < number <= len(lines) else ""
+    unquoted = _UNQUOTED_COLON.match(line) if "mapping values" in problem else None
+    if unquoted is None:  # PyYAML may notice a problem lines after its cause (an unclosed bracket)
+        return f"front matter is not valid YAML near line {number}: {problem}"
+    value = unquoted["value"]
+    quoted = f'"{value}"' if '"' not in value else "'" + value.replace("'", "''") + "'"
+    return (
+        f"front matter is not valid YAML at line {number} ({line.strip()}): {problem}; a value with a "
+        f"colon in it must be quoted: {unquoted['key']}: {quoted}"
+    )
 
 
 def slugify(text: str, max_length: int = 80) -> str:

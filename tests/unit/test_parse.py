@@ -248,6 +248,19 @@ def test_markdown_bad_front_matter_is_reported(tmp_path: Path) -> None:
     assert "bad.md: front matter is not valid YAML" in error_text(result)
 
 
+def test_an_unquoted_colon_in_a_front_matter_value_names_the_line_and_the_quoting(tmp_path: Path) -> None:
+    """PyYAML's "mapping values are not allowed in this context" named neither the line a blogger must
+    fix nor how: the file is still refused (it is not valid YAML), with the value quoted to write."""
+    write(tmp_path / "wax.md", "\n---\nslug: wax\ntitle: Melting Wax: A Solar Extractor\n---\nText.\n")
+    assert error_text(parse_paths([tmp_path / "wax.md"])) == (
+        f"{tmp_path / 'wax.md'}: front matter is not valid YAML at line 4 (title: Melting Wax: A Solar "
+        "Extractor): mapping values are not allowed in this context; a value with a colon in it must be "
+        'quoted: title: "Melting Wax: A Solar Extractor"'
+    )
+    write(tmp_path / "q.md", '---\ntitle: Wax: the "solar" way\n---\nText.\n')  # its own quotes kept
+    assert error_text(parse_paths([tmp_path / "q.md"])).endswith("""quoted: title: 'Wax: the "solar" way'""")
+
+
 def test_hugo_toml_front_matter_is_read_not_quoted(tmp_path: Path) -> None:
     """Hugo writes TOML front matter between `+++` lines; it was kept as the post's first paragraph."""
     toml = '+++\ntitle = "Propolis, the Bees\' Glue"\ndate = 2024-08-10\ntags = ["propolis"]\n+++\n\nResin.\n'
