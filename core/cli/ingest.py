@@ -270,8 +270,10 @@ def finish_report(report: Any, as_json: bool, sources: dict | None = None) -> No
 )
 @click.option("--json", "as_json", is_flag=True, help="With --static: print the report (sizes) as JSON.")
 def export_cmd(path: str, static: bool, as_json: bool, data_dir: str | None) -> None:
-    """Write every chunk to PATH ('-': standard output) in NUMAIN's chunks.json format, or with --static
-    a static site."""
+    """Write every chunk to PATH ('-': standard output) as a chunks.json file: a JSON list with one
+    object per chunk (its id, text, post title, section heading and keywords, and its post's id, date,
+    collection, tags and address), which `inkwell ingest` or `inkwell import` reads back, or any tool
+    that reads JSON. With --static, a static site instead."""
     from core.ingest import write_export
     from core.store import Store
 

@@ -116,9 +116,10 @@ def posts_list(as_json: bool, ids: bool, data_dir: str | None) -> None:
 
 @command(posts, "show")
 @click.argument("post_id")
-@click.option("--raw", is_flag=True, help="Print the post's stored raw text only.")
+@click.option("--raw", is_flag=True, help="Print the post's raw text (as ingested) instead of its details.")
 def posts_show(post_id: str, raw: bool, data_dir: str | None) -> None:
-    """Show one post's metadata and raw text."""
+    """Show one post's details as JSON (title, date, collection, tags, address, source file, number of
+    chunks…), without its text; with --raw, only its raw text as ingested."""
     from core.store import Store
 
     post = Store(settings_for(data_dir).data_dir).get_post(post_id)

@@ -120,6 +120,23 @@ def test_undo_json_says_when_the_change_was_undone(corpus, tmp_path):
     assert reply["undone"] and reply["undone_at"] and reply["undone_at"] == logged["undone_at"]
 
 
+def test_posts_show_and_export_help_say_what_they_print(corpus, tmp_path):
+    """`posts show --help` promised "metadata and raw text" (it prints one or the other), and `export
+    --help` a format named after a project a blogger never heard of ("NUMAIN's chunks.json")."""
+    db = tmp_path / "db"
+    assert run("ingest", str(corpus), data_dir=db).exit_code == 0
+    details = json.loads(run("posts", "show", "garden", data_dir=db).stdout)
+    assert details["title"] == "The Garden" and "raw" not in details  # no text without --raw
+    assert run("posts", "show", "garden", "--raw", data_dir=db).stdout.startswith("---\ntitle: The Garden")
+    shown = " ".join(CliRunner().invoke(main, ["posts", "show", "--help"]).output.split())
+    assert "metadata and raw text" not in shown
+    assert (
+        "details as JSON" in shown and "without its text; with --raw, only its raw text as ingested" in shown
+    )
+    export = " ".join(CliRunner().invoke(main, ["export", "--help"]).output.split())
+    assert "NUMAIN" not in export and "a JSON list with one object per chunk" in export
+
+
 def test_a_post_now_marked_draft_is_removed_by_its_next_ingest_and_undone(corpus, tmp_path):
     """A stored post whose file now says `draft: true` stayed stored and quoted to readers; the ingest
     only warned "left out". Its author unpublished it: the ingest removes it, says so, and undo puts it
