@@ -97,6 +97,22 @@ INPUT_EXAMPLES = {
 }
 
 
+@pytest.mark.parametrize(
+    "path", [ROOT / "README.md", ROOT / "docs" / "configuration.md"], ids=lambda p: p.name
+)
+@pytest.mark.parametrize("field", ["author_name", "author_description"])
+def test_the_settings_tables_give_the_authors_real_defaults(path: Path, field: str) -> None:
+    """The README said the author description's default was "the author" (the name's); the Settings
+    page, rightly, "a writer who blogs about their life and work"."""
+    from core.config import Settings
+
+    default = getattr(Settings.load(environ={}), field)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    rows = [line for line in lines if line.startswith("|") and f"`INKWELL_{field.upper()}`" in line]
+    assert rows, f"{path.name} has no row for INKWELL_{field.upper()}"
+    assert all(f'"{default}"' in row.split("|")[2] for row in rows), rows
+
+
 def test_the_readme_input_table_gives_each_source_its_own_example_line() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text.split("\n## Your writings\n", 1)[1].split("\n### ", 1)[0]
