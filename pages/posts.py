@@ -157,15 +157,24 @@ def show_reviews(scope: str) -> None:
                 st.caption(md(note))
 
 
-def ingest(posts: list, scope: str, *, errors=(), warnings=(), force: bool = False, label: str = "ingestion"):
+def ingest(
+    posts: list,
+    scope: str,
+    *,
+    errors=(),
+    warnings=(),
+    force: bool = False,
+    label: str = "ingestion",
+    drafts=(),
+):
     """Ingest with the chosen LLM stages (after the rewrite review), or the built-in way; nothing while
-    the readers' languages are refused."""
+    the readers' languages are refused. `drafts`: stored posts their files now mark as drafts go."""
     if blocked:
         st.error(md(blocked))
         return None
     if not llm_options.enabled:
         return shared.run_ingestion(
-            posts, settings, errors=errors, warnings=warnings, force=force, label=label
+            posts, settings, errors=errors, warnings=warnings, force=force, label=label, drafts=drafts
         )
     options = llm_options
     if llm_options.rewrite:
@@ -176,7 +185,14 @@ def ingest(posts: list, scope: str, *, errors=(), warnings=(), force: bool = Fal
         options = dataclasses.replace(llm_options, decisions=decisions)
     # The review stays shown: the author may change a decision and ingest again.
     return shared.run_ingestion(
-        posts, settings, errors=errors, warnings=warnings, force=force, label=label, llm=options
+        posts,
+        settings,
+        errors=errors,
+        warnings=warnings,
+        force=force,
+        label=label,
+        llm=options,
+        drafts=drafts,
     )
 
 
@@ -320,10 +336,12 @@ with upload_tab:
             st.warning(f"{md(error.source)}: {md(error.message)}")
         for warning in parsed.warnings:
             st.info(f"{md(warning.source)}: {md(warning.message)}")
-        nothing = not parsed.posts  # every file failed: nothing to preview or ingest
+        # Every file failed: nothing to preview or ingest. A draft alone may still be ingested: a post
+        # stored from its file before is removed (its author unpublished it).
+        nothing = not parsed.posts and not parsed.drafts
         col_preview, col_ingest = st.columns(2)
         upload_preview = col_preview.button(
-            "Preview chunks", key="upload_preview", width="stretch", disabled=nothing
+            "Preview chunks", key="upload_preview", width="stretch", disabled=not parsed.posts
         )
         upload_ingest = col_ingest.button(
             f"Ingest {plural(len(parsed.posts), 'post')}",
@@ -342,6 +360,7 @@ with upload_tab:
                 errors=parsed.errors,
                 warnings=parsed.warnings,
                 label=f"ingest of {plural(len(files), 'file')}",
+                drafts=parsed.drafts,
             )
             if report is not None:
                 show(report)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from core.config import Settings
 from core.ingest import IngestReport, ingest_posts
-from core.models import ParseError, ParseResult, Post
+from core.models import LeftOutDraft, ParseError, ParseResult, Post
 from core.parse import ImportOptions, parse_bytes
 from core.store import Change, Store, UndoRefused
 from pages.shared.state import KNOWN_ERRORS, flash, get_embedder_cached, get_store, owner_unlocked
@@ -82,8 +82,10 @@ def run_ingestion(
     force: bool = False,
     label: str = "ingestion",
     llm: Any = None,
+    drafts: Sequence[LeftOutDraft] = (),
 ) -> IngestReport | None:
-    """Ingest under st.status with a progress bar, logged as one change (`label`) for undo.
+    """Ingest under st.status with a progress bar, logged as one change (`label`) for undo; `drafts`
+    (ParseResult.drafts): a stored post its file now marks as a draft is removed (core ingest_posts).
 
     `llm` (core.prepare.LLMPrepOptions) turns on the LLM preparation stages.
     """
@@ -114,6 +116,7 @@ def run_ingestion(
                 force=force,
                 llm=llm,
                 label=label,
+                drafts=drafts,
             )
         except KNOWN_ERRORS as exc:
             status.update(label="Ingestion failed", state="error")
@@ -146,6 +149,8 @@ def show_report(report: IngestReport) -> None:
     for outcome in report.outcomes:
         if outcome.status == "failed":
             st.warning(f"{md_escape(outcome.source or outcome.post_id)}: {md_escape(outcome.message)}")
+        elif outcome.status == "removed":  # the author unpublished it: said, since it leaves the table
+            st.info(f"{md_escape(outcome.source)} ({md_escape(outcome.post_id)}): removed, now a draft")
 
 
 def parse_uploads(

@@ -265,6 +265,23 @@ def test_upload_many_files_one_bad(data_dir):
     }
 
 
+def test_an_uploaded_file_now_marked_draft_removes_its_stored_post(data_dir):
+    """Uploaded again with `draft: true`, a stored post stayed stored and quoted: "Ingest 0 posts" was
+    disabled and the upload said only "left out"."""
+    at = open_app("pages/posts.py")
+    front = "---\ntitle: Swarms\n---\n\n" + BEES[1]
+    at.file_uploader(key="upload_files").set_value([("swarms.md", front.encode(), "text/markdown")]).run()
+    at.button(key="upload_ingest").click().run()
+    assert [p["post_id"] for p in Store(data_dir).list_posts()] == ["swarms"]
+    draft = front.replace("title: Swarms\n", "title: Swarms\ndraft: true\n")
+    at.file_uploader(key="upload_files").set_value([("swarms.md", draft.encode(), "text/markdown")]).run()
+    assert not button(at, "Ingest 0 posts").disabled and at.button(key="upload_preview").disabled
+    at.button(key="upload_ingest").click().run()
+    assert not at.exception
+    assert Store(data_dir).list_posts() == []
+    assert "swarms.md (swarms): removed, now a draft" in shown(at.info), shown(at.info)
+
+
 def test_upload_with_no_valid_post_cannot_be_ingested(data_dir):
     at = open_app("pages/posts.py")
     at.file_uploader(key="upload_files").set_value([("broken.json", b"{not json", "application/json")]).run()
