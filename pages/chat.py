@@ -241,7 +241,9 @@ page_words = labels(next((m["language"] for m in reversed(messages) if m.get("la
 picked = starters.take_starter()  # a starter question clicked: asked like a typed one
 if not messages and picked is None:
     starters.show_welcome(owner, page_words["try_asking"])  # each starter asked in one click
-question = st.chat_input(ask_placeholder(page_words, settings.named_author))
+# Keyed: the placeholder follows the answer's language, and without a key a new placeholder is a new
+# widget, which drops the question the reader typed into the old one (it was never asked, without a word).
+question = st.chat_input(ask_placeholder(page_words, settings.named_author), key="chat_question")
 if question is None:
     question = picked
 asked = None

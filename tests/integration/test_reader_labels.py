@@ -85,3 +85,17 @@ def test_an_english_blogs_chat_stays_english(corpus):
     assert reply.markdown[0].value.startswith("From *[")
     assert labels("en")["quoted"] in shown(reply.caption)
     assert reply.markdown[1].value.startswith("**Sources**")
+
+
+def test_the_question_after_an_answer_in_another_language_is_asked(corpus):
+    """The input's placeholder follows the last answer's language; changing it must not lose the question
+    typed into it (a widget without a key is another widget once its placeholder changes, and Streamlit
+    dropped the reader's question without a word)."""
+    at = open_app()
+    at.chat_input[0].set_value("Wann beginnt die Schwarmzeit der Bienen?").run()
+    assert "Deutsch" in at.chat_message[1].markdown[0].value  # answered in German (on an English blog)
+    at.chat_input[0].set_value("When does swarming season start?").run()
+    assert not at.exception
+    asked = [m.markdown[0].value if m.markdown else "" for m in at.chat_message]
+    assert len(at.chat_message) == 4, asked
+    assert at.chat_message[3].markdown[0].value.startswith("From "), asked
