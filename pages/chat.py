@@ -289,8 +289,12 @@ if asked:
         answer_message = ask(user["content"], override, replacing)
     messages[-2:] = [user, answer_message]
     if kept.enabled:
-        cid = shared.conversation_id() or shared.start_conversation()
-        if replaced:
+        cid = shared.conversation_id()
+        # A new id while the page shows earlier turns (Back took ?c= out of the URL): it keeps them all,
+        # or a reload would bring back this question alone.
+        fresh = cid is None
+        cid = cid or shared.start_conversation()
+        if replaced or fresh:
             kept.replace(cid, messages)
         else:
             kept.append(cid, user, answer_message)

@@ -195,6 +195,29 @@ def test_the_conversation_survives_a_reload_and_clear_chat_deletes_it():
     assert Conversations(folder / "conversations.sqlite").load(cid) == []
 
 
+def test_a_question_asked_after_the_back_button_keeps_the_whole_conversation():
+    """Back after the first answer takes ?c= out of the URL while the page still shows the conversation;
+    the next question starts a new id, which must hold every turn shown, not only the last (a reload
+    brought back the last question alone)."""
+    import os
+
+    from core.serve import URL_PARAM, Conversations
+
+    folder = Path(os.environ["INKWELL_DATA_DIR"])  # the corpus fixture's data dir
+    at = open_app()
+    at.chat_input[0].set_value("When does swarming season start?").run()
+    at.query_params.pop(URL_PARAM)  # the browser's Back: the URL before the conversation had an id
+    at.chat_input[0].set_value("What is the real enemy of the bees?").run()
+    assert not at.exception and len(at.chat_message) == 4
+    cid = at.query_params[URL_PARAM]
+    cid = cid[0] if isinstance(cid, list) else cid
+    kept = Conversations(folder / "conversations.sqlite").load(cid)
+    assert [m["content"] for m in kept if m["role"] == "user"] == [
+        "When does swarming season start?",
+        "What is the real enemy of the bees?",
+    ]
+
+
 def test_a_generated_answer_waits_for_a_free_slot(monkeypatch):
     import threading
 
