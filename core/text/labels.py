@@ -20,6 +20,7 @@ from core.text.languages import language as record_of
 
 ENGLISH: dict[str, str] = {
     "searched_for": "Searched for:",  # followed by what was searched
+    "searched_in": "Searched only in:",  # under a decline, the collections the reader chose in the chat
     "sources": "From:",  # over the list of the posts an answer comes from
     "closest": "The closest posts:",  # over the list of the closest posts, when nothing answered
     "from_post": "From {title}:",  # over one post's quoted passage
@@ -53,6 +54,7 @@ ENGLISH: dict[str, str] = {
 _OTHERS: dict[str, dict[str, str]] = {
     "de": {
         "searched_for": "Gesucht nach:",
+        "searched_in": "Nur gesucht in:",
         "sources": "Quellen:",
         "from_post": "Aus {title}:",
         "writing": "Antwort wird geschrieben…",
@@ -83,6 +85,7 @@ _OTHERS: dict[str, dict[str, str]] = {
     },
     "fr": {
         "searched_for": "Recherche effectuée :",
+        "searched_in": "Recherché seulement dans :",
         "sources": "Sources :",
         "from_post": "Extrait de {title} :",
         "writing": "Rédaction en cours…",
@@ -113,6 +116,7 @@ _OTHERS: dict[str, dict[str, str]] = {
     },
     "es": {
         "searched_for": "Se buscó:",
+        "searched_in": "Buscado solo en:",
         "sources": "Fuentes:",
         "from_post": "De {title}:",
         "writing": "Escribiendo…",
@@ -143,6 +147,7 @@ _OTHERS: dict[str, dict[str, str]] = {
     },
     "tr": {
         "searched_for": "Aranan:",
+        "searched_in": "Yalnızca şurada arandı:",
         "sources": "Kaynaklar:",
         "from_post": "{title} yazısından:",
         "writing": "Yanıt yazılıyor…",
@@ -173,6 +178,7 @@ _OTHERS: dict[str, dict[str, str]] = {
     },
     "it": {
         "searched_for": "Ricerca:",
+        "searched_in": "Cercato solo in:",
         "sources": "Fonti:",
         "from_post": "Da {title}:",
         "writing": "Scrittura in corso…",
@@ -203,6 +209,7 @@ _OTHERS: dict[str, dict[str, str]] = {
     },
     "pt": {
         "searched_for": "Pesquisado:",
+        "searched_in": "Pesquisado apenas em:",
         "sources": "Fontes:",
         "from_post": "De {title}:",
         "writing": "Escrevendo…",
@@ -233,6 +240,7 @@ _OTHERS: dict[str, dict[str, str]] = {
     },
     "nl": {
         "searched_for": "Gezocht naar:",
+        "searched_in": "Alleen gezocht in:",
         "sources": "Bronnen:",
         "from_post": "Uit {title}:",
         "writing": "Bezig met schrijven…",
@@ -263,6 +271,7 @@ _OTHERS: dict[str, dict[str, str]] = {
     },
     "ru": {
         "searched_for": "Поиск по запросу:",
+        "searched_in": "Поиск только в:",
         "sources": "Источники:",
         "from_post": "Из записи «{title}»:",
         "writing": "Ответ пишется…",
@@ -293,6 +302,7 @@ _OTHERS: dict[str, dict[str, str]] = {
     },
     "ja": {
         "searched_for": "検索した内容：",
+        "searched_in": "検索した範囲:",
         "sources": "出典：",
         "from_post": "「{title}」より：",
         "writing": "回答を書いています…",
@@ -323,6 +333,7 @@ _OTHERS: dict[str, dict[str, str]] = {
     },
     "zh": {
         "searched_for": "搜索内容：",
+        "searched_in": "仅搜索了：",
         "sources": "来源：",
         "from_post": "出自《{title}》：",
         "writing": "正在撰写…",
@@ -353,6 +364,7 @@ _OTHERS: dict[str, dict[str, str]] = {
     },
     "ko": {
         "searched_for": "검색한 내용:",
+        "searched_in": "검색한 범위:",
         "sources": "출처:",
         "from_post": "'{title}'에서:",
         "writing": "답변을 작성하는 중…",

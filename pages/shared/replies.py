@@ -116,6 +116,10 @@ def show_body(message: dict) -> None:
                 f"- {post_link(s['post_id'], s['title'], s.get('url') or '')}" for s in suggestions
             )
             st.markdown(f"{closest_label(message)}\n\n{links}")
+        route = message.get("route") or {}
+        if route.get("status") == "chosen":  # the reader's sidebar choice: the other collections may answer
+            where = md_escape(", ".join(route.get("collections") or []))
+            st.caption(f"{labels(message.get('language'))['searched_in']} {where}")
     elif message.get("content"):
         st.markdown(safe_answer(message["content"]))
 

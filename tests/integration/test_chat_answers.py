@@ -99,6 +99,21 @@ def test_off_topic_question_gets_the_honest_reply_and_the_closest_posts():
     assert not any(t.startswith("**Sources**") for t in texts(reply.markdown))
 
 
+def test_a_decline_within_the_readers_chosen_collections_says_where_it_searched():
+    """A reader who picked "recipes" in the sidebar and asked about bees got "I haven't written about
+    that" with no word that only recipes were searched: the bees post answers it."""
+    at = open_app()
+    at.sidebar.multiselect(key="chat_collections").set_value(["recipes"]).run()
+    at.chat_input[0].set_value("When does swarming season start?").run()
+    assert not at.exception and not at.error
+    reply = at.chat_message[1]
+    assert unescaped(reply.markdown[0].value).startswith("I haven't written about that")
+    assert "Searched only in: recipes" in shown(reply.caption)
+    at.sidebar.multiselect(key="chat_collections").set_value([]).run()  # everywhere: answered, no such line
+    at.chat_input[0].set_value("When does swarming season start?").run()
+    assert not any("Searched only in" in c for c in shown(at.chat_message[3].caption))
+
+
 def test_the_owners_decline_text_is_shown_word_for_word(data_dir):
     """The Settings page's decline text is the owner's plain words, as the widget and the API show them:
     the chat drew it as Markdown, so `$40 … $90` became a formula, `*nix` italics, `# …` a heading."""
