@@ -23,7 +23,7 @@ from core.search import Route
 from core.serve import AnswerRefused, AnswerStopped
 from core.store.corpus import corpus_language
 from core.text import QuestionError, check_question
-from core.text.labels import ask_placeholder, label_language, labels
+from core.text.labels import ask_placeholder, label_language, labels, voice_caption
 from pages import shared
 from pages.shared import feedback, replies, starters
 from pages.shared.details import details_toggle
@@ -48,7 +48,7 @@ blog_language = corpus_language(store, settings.local_home)  # the labels' langu
 owner = starters.saved_owner(settings)  # the greeting, title and starter questions from Settings
 st.set_page_config(page_title=owner.title(settings))  # the browser tab says whom the reader asks
 st.title(md(owner.title(settings)))
-st.caption(f"Questions are answered in the voice of {md(settings.author_name)}, from their posts only.")
+st.caption(voice_caption(labels(blog_language), md(settings.named_author)))  # the unnamed: no "the author"
 
 # Sidebar: filters and controls ----------------------------------------------------------------------
 try:
@@ -237,7 +237,8 @@ else:
         shared.warm_answers(settings, store, shared.get_embedder_cached(settings))
 
 # The input's words: the last answer's language, the blog's before any.
-page_words = labels(next((m["language"] for m in reversed(messages) if m.get("language")), blog_language))
+page_language = next((m["language"] for m in reversed(messages) if m.get("language")), blog_language)
+page_words = labels(page_language)
 picked = starters.take_starter()  # a starter question clicked: asked like a typed one
 if not messages and picked is None:
     starters.show_welcome(owner, page_words["try_asking"])  # each starter asked in one click
@@ -251,11 +252,14 @@ asked = None
 # is looking at. Above it, a long conversation would scroll it out of view, and the question would seem
 # to vanish without a word.
 refusal = ""
+# A refusal is in the question's language, else the conversation's (a German reader's "ok?" is too short
+# to tell), else the blog's.
+refusal_language = label_language(question, page_language)
 if question is not None:
     try:  # before any work: an empty or over-long question is refused with a clear message
         asked = check_question(question, settings.max_question_chars)
     except QuestionError as exc:
-        refusal = str(exc)
+        refusal = exc.in_language(refusal_language)
 override = st.session_state.pop(OVERRIDE, None)
 replaced = False  # an override re-asked the last question: its answer replaces the old one
 replacing = None  # and the old answer's logged question id, revised rather than logged again
@@ -263,7 +267,7 @@ if asked or (override is not None and len(messages) >= 2 and messages[-2]["role"
     # A new question, or an override button: the last question again, in the chosen collections.
     allowed = shared.limiter().acquire()
     if not allowed.allowed:
-        refusal = allowed.message
+        refusal = allowed.in_language(refusal_language)
         asked = None
     elif not asked:
         asked = messages[-2]["content"]

@@ -1,6 +1,7 @@
 """/read?post=<id>&q=<sentence>…: a post as readers read it, the quoted sentences highlighted and
 scrolled to. Where the chat's citations of a post without a web address link to (hidden from the
-navigation; open to readers, like the chat). The drawing lives in pages/shared/reading.py.
+navigation; open to readers, like the chat). The drawing lives in pages/shared/reading.py. Its fixed words
+("Back to the chat") are in the blog's language (core/text/labels.py).
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ import streamlit as st
 
 from core.ingest.rebuild import rebuild_post
 from core.models import Block
+from core.store.corpus import corpus_language
+from core.text.labels import labels
 from pages import shared
 from pages.shared import reading
 
@@ -17,6 +20,8 @@ shared.through_entry()  # first: a fresh server may run this file on its own (pa
 settings = shared.base_settings()
 store = shared.get_store(settings)
 md = shared.md_escape
+# The reader's fixed words ("Back to the chat") in the blog's language, as the chat's before a question.
+words = labels(corpus_language(store, settings.local_home))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -43,10 +48,10 @@ except shared.KNOWN_ERRORS as exc:
     st.error(f"Cannot read the posts: {md(exc)}")
     st.stop()
 if row is None:
-    st.set_page_config(page_title="Post not found")
-    st.title("Post not found")
-    st.info("This post is not here (it may have been removed). Ask another question in the chat.")
-    st.page_link("pages/chat.py", label="Back to the chat", icon=":material/chat:")
+    st.set_page_config(page_title=words["post_not_found"])
+    st.title(words["post_not_found"])
+    st.info(words["post_gone"])
+    st.page_link("pages/chat.py", label=words["back_to_chat"], icon=":material/chat:")
     st.stop()
 
 # The tab is named after the post: citations open in new tabs, which would all read "Inkwell".
@@ -56,7 +61,7 @@ details = [md(v) for v in (row.get("date"), row.get("collection")) if v]
 if details:
     st.caption(" · ".join(details))
 if reading.web_url(row.get("url") or ""):
-    st.markdown(f"[Read it on the blog]({reading.web_url(row['url'])})")
+    st.markdown(f"[{words['read_on_blog']}]({reading.web_url(row['url'])})")
 body, marked = reading.post_html(post_blocks(post_id, row.get("content_hash") or "", row), sentences)
 if sentences and not marked:
     # The owner edited a chunk (Inspect chunks): the quote is in the chunks, not in the post as written.
@@ -64,6 +69,6 @@ if sentences and not marked:
         (body, marked), reading.post_html(chunk_blocks(post_id), sentences), key=lambda x: x[1]
     )
 if sentences and not marked:
-    st.caption("The quoted sentences are not in this version of the post (it was edited since).")
+    st.caption(words["quote_edited"])
 reading.draw_post(body, marked)
-st.page_link("pages/chat.py", label="Back to the chat", icon=":material/chat:")
+st.page_link("pages/chat.py", label=words["back_to_chat"], icon=":material/chat:")

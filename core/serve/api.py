@@ -25,11 +25,12 @@ the origins the owner lists (`allowed_origins`); with none listed, no cross-orig
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -80,11 +81,20 @@ KNOWN = (ConfigError, StoreError, EmbedError, LLMError, OSError, ValueError)
 
 
 class ApiError(Exception):
-    """A request answered with `status` and a JSON body {"error": message}."""
+    """A request answered with `status` and a JSON body {"error": message}. A refusal of the reader's
+    question (empty, too long, too many a minute) has `in_language`, its message in a reader's language:
+    `Api._in_readers_language` puts it in the question's (core/text/labels.py)."""
 
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        headers: dict[str, str] | None = None,
+        in_language: Callable[[str | None], str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status, self.message, self.headers = status, message, headers or {}
+        self.in_language = in_language
 
 
 @dataclass(frozen=True)
@@ -131,7 +141,9 @@ def _question(value: Any, settings: Settings) -> str:
     try:
         return check_question(value, settings.max_question_chars)
     except QuestionError as exc:
-        raise ApiError(413 if exc.kind == "too_long" else 400, str(exc)) from None
+        raise ApiError(
+            413 if exc.kind == "too_long" else 400, str(exc), in_language=exc.in_language
+        ) from None
 
 
 def _query(request: Request) -> dict[str, str]:
@@ -334,9 +346,22 @@ class Api:
         client = request_client(peer, forwarded, settings.trusted_proxy_networks) or "local"
         decision = (self.limits if limits is None else limits).acquire(client, settings.questions_per_minute)
         if not decision.allowed:
-            wait = max(1, int(decision.retry_after + 0.999))
-            raise ApiError(429, decision.message, {"Retry-After": str(wait)})
+            raise ApiError(429, decision.message, {"Retry-After": str(decision.wait)}, decision.in_language)
         return client
+
+    @contextlib.asynccontextmanager
+    async def _in_readers_language(self, question: Any, settings: Settings) -> AsyncIterator[None]:
+        """Refusals of the reader's question raised inside (empty, too long, too many a minute) in the
+        language the reader is answered in: the question's, else the blog's (label_language). The widget
+        shows `error` to the reader as it is; the status stays the same in every language."""
+        try:
+            yield
+        except ApiError as exc:
+            if exc.in_language is None:
+                raise
+            blog = await run_in_threadpool(self._blog_language, settings)
+            language = label_language(question if isinstance(question, str) else None, blog)
+            raise ApiError(exc.status, exc.in_language(language), exc.headers) from None
 
     async def health(self, request: Request) -> Response:
         """200 {"status": "ok", "posts", "chunks"} when readers can be answered; else 503 saying what is
@@ -374,12 +399,13 @@ class Api:
         settings = self._settings()
         self._check_origin(request, settings)
         params = _query(request)
-        question = _question(params.get("q", ""), settings)
-        k_text = params.get("k", "10")
-        # ASCII digits only: str.isdigit() also passes "²" or "①", which int() refuses (a 503 before).
-        if not (k_text.isascii() and k_text.isdigit()) or not 1 <= int(k_text) <= MAX_K:
-            raise ApiError(400, f'"k" must be a whole number from 1 to {MAX_K}.')
-        self._admit(request, settings)
+        async with self._in_readers_language(params.get("q"), settings):
+            question = _question(params.get("q", ""), settings)
+            k_text = params.get("k", "10")
+            # ASCII digits only: str.isdigit() also passes "²" or "①", which int() refuses (a 503 before).
+            if not (k_text.isascii() and k_text.isdigit()) or not 1 <= int(k_text) <= MAX_K:
+                raise ApiError(400, f'"k" must be a whole number from 1 to {MAX_K}.')
+            self._admit(request, settings)
         k, base = int(k_text), _base(request)
 
         def run() -> list[dict]:
@@ -402,10 +428,12 @@ class Api:
     async def ask(self, request: Request) -> Response:
         settings = self._settings()
         self._check_origin(request, settings)
-        asked = parse_ask(await _body(request), settings)
-        if asked.collections:
-            await run_in_threadpool(_check_collections, asked.collections, settings)
-        self._admit(request, settings)
+        data = await _body(request)
+        async with self._in_readers_language(data.get("question"), settings):
+            asked = parse_ask(data, settings)
+            if asked.collections:
+                await run_in_threadpool(_check_collections, asked.collections, settings)
+            self._admit(request, settings)
         started, base = time.perf_counter(), _base(request)
 
         def turn() -> Turn:

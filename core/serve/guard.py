@@ -25,6 +25,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from core.text.labels import rate_refusal
+
 Clock = Callable[[], float]
 
 FREE_TRIES = 3  # wrong passwords allowed before each further wrong one locks the gate
@@ -191,12 +193,18 @@ class Decision:
     retry_after: float = 0.0  # seconds until the oldest question in the window expires
 
     @property
+    def wait(self) -> int:
+        """Whole seconds to wait, rounded up: waiting the time said must be enough (at least 1)."""
+        return max(1, math.ceil(self.retry_after))
+
+    @property
     def message(self) -> str:
-        if self.allowed:
-            return ""
-        return (
-            f"You have asked a lot of questions in the last minute: please wait {_seconds(self.retry_after)}."
-        )
+        """The refusal in English ("" when allowed); `in_language` gives it in a reader's language."""
+        return self.in_language("en")
+
+    def in_language(self, code: str | None) -> str:
+        """The refusal in language `code`'s words (core/text/labels.py), "" when allowed."""
+        return "" if self.allowed else rate_refusal(self.wait, code)
 
 
 @dataclass

@@ -1,5 +1,7 @@
 """The fixed words a reader sees around an answer ("Searched for:", "Sources:", "Writing…", the thumbs,
-the question box), one set per language, in one place for the widget, the static page and the chat.
+the question box, the refusal of an empty or too long question or of one too many a minute, the post
+page's "Back to the chat"), one set per language, in one place for the widget, the static page, the chat
+and the HTTP API's refusals.
 
     labels("de")["searched_for"]          # "Gesucht nach:"
     labels("xx")                          # English, for a language without a set
@@ -49,6 +51,18 @@ ENGLISH: dict[str, str] = {
     "page_title": "Ask the blog",  # the static page's heading
     "sources_title": "Sources",  # the chat's numbered list of the posts an answer comes from
     "copy": "Copy the answer",
+    "question_empty": "The question is empty: please type a question.",  # the refusals of a question (core/text/question.py), in the reader's language
+    "question_too_long": "This question is {length} characters long, and questions are limited to {limit}. Please ask a shorter question.",  # {length}, {limit}: user-perceived characters
+    "question_flood": "This question is made of {length} Unicode code points (letters, accents, emoji parts), and questions are limited to {limit}. Please ask a shorter question.",  # {length}, {limit}: code points (a flood of combining marks)
+    "question_broken": "The question holds a broken character (an unpaired UTF-16 surrogate such as \\ud800): please type it again.",  # an unpaired UTF-16 surrogate
+    "rate_limited": "You have asked a lot of questions in the last minute: please wait {seconds} s.",  # the per-minute limit; {seconds}: a whole number
+    "voice_of": "Questions are answered in the voice of {name}, from their posts only.",  # the chat's caption
+    "voice_unnamed": "Questions are answered from the author's posts only.",  # the same when the owner has not named the author
+    "post_not_found": "Post not found",  # the reader page (pages/read.py) of a post that is not there
+    "post_gone": "This post is not here (it may have been removed). Ask another question in the chat.",
+    "back_to_chat": "Back to the chat",
+    "read_on_blog": "Read it on the blog",
+    "quote_edited": "The quoted sentences are not in this version of the post (it was edited since).",
 }
 
 _OTHERS: dict[str, dict[str, str]] = {
@@ -82,6 +96,18 @@ _OTHERS: dict[str, dict[str, str]] = {
         "page_title": "Fragen an den Blog",
         "sources_title": "Quellen",
         "copy": "Antwort kopieren",
+        "question_empty": "Die Frage ist leer: Bitte geben Sie eine Frage ein.",
+        "question_too_long": "Diese Frage ist {length} Zeichen lang, Fragen dürfen höchstens {limit} Zeichen lang sein. Bitte stellen Sie eine kürzere Frage.",
+        "question_flood": "Diese Frage besteht aus {length} Unicode-Codepunkten (Buchstaben, Akzente, Emoji-Teile), erlaubt sind höchstens {limit}. Bitte stellen Sie eine kürzere Frage.",
+        "question_broken": "Die Frage enthält ein ungültiges Zeichen: Bitte geben Sie sie noch einmal ein.",
+        "rate_limited": "Sie haben in der letzten Minute viele Fragen gestellt: Bitte warten Sie {seconds} s.",
+        "voice_of": "Fragen werden im Namen von {name} beantwortet, ausschließlich aus den Beiträgen.",
+        "voice_unnamed": "Fragen werden ausschließlich aus den Beiträgen des Autors beantwortet.",
+        "post_not_found": "Beitrag nicht gefunden",
+        "post_gone": "Dieser Beitrag ist nicht hier (vielleicht wurde er entfernt). Stellen Sie im Chat eine andere Frage.",
+        "back_to_chat": "Zurück zum Chat",
+        "read_on_blog": "Im Blog lesen",
+        "quote_edited": "Die zitierten Sätze stehen nicht in dieser Fassung des Beitrags (er wurde inzwischen bearbeitet).",
     },
     "fr": {
         "searched_for": "Recherche effectuée :",
@@ -113,6 +139,18 @@ _OTHERS: dict[str, dict[str, str]] = {
         "page_title": "Interroger le blog",
         "sources_title": "Sources",
         "copy": "Copier la réponse",
+        "question_empty": "La question est vide : veuillez saisir une question.",
+        "question_too_long": "Cette question compte {length} caractères, et les questions sont limitées à {limit}. Veuillez poser une question plus courte.",
+        "question_flood": "Cette question compte {length} points de code Unicode (lettres, accents, parties d'emoji), et les questions sont limitées à {limit}. Veuillez poser une question plus courte.",
+        "question_broken": "La question contient un caractère invalide : veuillez la saisir à nouveau.",
+        "rate_limited": "Vous avez posé beaucoup de questions au cours de la dernière minute : veuillez patienter {seconds} s.",
+        "voice_of": "Les réponses sont données au nom de {name}, uniquement à partir de ses articles.",
+        "voice_unnamed": "Les réponses viennent uniquement des articles de l'auteur.",
+        "post_not_found": "Article introuvable",
+        "post_gone": "Cet article n'est pas ici (il a peut-être été supprimé). Posez une autre question dans le chat.",
+        "back_to_chat": "Retour au chat",
+        "read_on_blog": "Le lire sur le blog",
+        "quote_edited": "Les phrases citées ne figurent pas dans cette version de l'article (il a été modifié depuis).",
     },
     "es": {
         "searched_for": "Se buscó:",
@@ -144,6 +182,18 @@ _OTHERS: dict[str, dict[str, str]] = {
         "page_title": "Pregunta al blog",
         "sources_title": "Fuentes",
         "copy": "Copiar la respuesta",
+        "question_empty": "La pregunta está vacía: escribe una pregunta.",
+        "question_too_long": "Esta pregunta tiene {length} caracteres, y las preguntas tienen un límite de {limit}. Haz una pregunta más corta.",
+        "question_flood": "Esta pregunta tiene {length} puntos de código Unicode (letras, acentos, partes de emoji), y el límite es {limit}. Haz una pregunta más corta.",
+        "question_broken": "La pregunta contiene un carácter no válido: escríbela de nuevo.",
+        "rate_limited": "Has hecho muchas preguntas en el último minuto: espera {seconds} s.",
+        "voice_of": "Las preguntas se responden con la voz de {name}, solo a partir de sus publicaciones.",
+        "voice_unnamed": "Las preguntas se responden solo a partir de las publicaciones del autor.",
+        "post_not_found": "Publicación no encontrada",
+        "post_gone": "Esta publicación no está aquí (puede que se haya eliminado). Haz otra pregunta en el chat.",
+        "back_to_chat": "Volver al chat",
+        "read_on_blog": "Leerla en el blog",
+        "quote_edited": "Las frases citadas no están en esta versión de la publicación (se ha editado desde entonces).",
     },
     "tr": {
         "searched_for": "Aranan:",
@@ -175,6 +225,18 @@ _OTHERS: dict[str, dict[str, str]] = {
         "page_title": "Bloga sorun",
         "sources_title": "Kaynaklar",
         "copy": "Yanıtı kopyala",
+        "question_empty": "Soru boş: lütfen bir soru yazın.",
+        "question_too_long": "Bu soru {length} karakter uzunluğunda; sorular en fazla {limit} karakter olabilir. Lütfen daha kısa bir soru sorun.",
+        "question_flood": "Bu soru {length} Unicode kod noktasından (harfler, aksanlar, emoji parçaları) oluşuyor; sınır {limit}. Lütfen daha kısa bir soru sorun.",
+        "question_broken": "Soruda bozuk bir karakter var: lütfen yeniden yazın.",
+        "rate_limited": "Son bir dakikada çok soru sordunuz: lütfen {seconds} sn bekleyin.",
+        "voice_of": "Sorular {name} ağzından, yalnızca yazılarına dayanarak yanıtlanır.",
+        "voice_unnamed": "Sorular yalnızca yazarın yazılarına dayanarak yanıtlanır.",
+        "post_not_found": "Yazı bulunamadı",
+        "post_gone": "Bu yazı burada yok (kaldırılmış olabilir). Sohbette başka bir soru sorun.",
+        "back_to_chat": "Sohbete dön",
+        "read_on_blog": "Blogda okuyun",
+        "quote_edited": "Alıntılanan cümleler yazının bu sürümünde yok (yazı o zamandan beri düzenlendi).",
     },
     "it": {
         "searched_for": "Ricerca:",
@@ -206,6 +268,18 @@ _OTHERS: dict[str, dict[str, str]] = {
         "page_title": "Chiedi al blog",
         "sources_title": "Fonti",
         "copy": "Copia la risposta",
+        "question_empty": "La domanda è vuota: scrivi una domanda.",
+        "question_too_long": "Questa domanda è lunga {length} caratteri, e le domande sono limitate a {limit}. Fai una domanda più breve.",
+        "question_flood": "Questa domanda è composta da {length} punti di codice Unicode (lettere, accenti, parti di emoji), e il limite è {limit}. Fai una domanda più breve.",
+        "question_broken": "La domanda contiene un carattere non valido: scrivila di nuovo.",
+        "rate_limited": "Hai fatto molte domande nell'ultimo minuto: attendi {seconds} s.",
+        "voice_of": "Le risposte parlano con la voce di {name}, solo a partire dai suoi post.",
+        "voice_unnamed": "Le risposte vengono solo dai post dell'autore.",
+        "post_not_found": "Post non trovato",
+        "post_gone": "Questo post non è qui (potrebbe essere stato rimosso). Fai un'altra domanda nella chat.",
+        "back_to_chat": "Torna alla chat",
+        "read_on_blog": "Leggilo sul blog",
+        "quote_edited": "Le frasi citate non sono in questa versione del post (è stato modificato nel frattempo).",
     },
     "pt": {
         "searched_for": "Pesquisado:",
@@ -237,6 +311,18 @@ _OTHERS: dict[str, dict[str, str]] = {
         "page_title": "Pergunte ao blog",
         "sources_title": "Fontes",
         "copy": "Copiar a resposta",
+        "question_empty": "A pergunta está vazia: escreva uma pergunta.",
+        "question_too_long": "Esta pergunta tem {length} caracteres, e as perguntas estão limitadas a {limit}. Faça uma pergunta mais curta.",
+        "question_flood": "Esta pergunta tem {length} pontos de código Unicode (letras, acentos, partes de emoji), e o limite é {limit}. Faça uma pergunta mais curta.",
+        "question_broken": "A pergunta contém um caractere inválido: escreva-a de novo.",
+        "rate_limited": "Você fez muitas perguntas no último minuto: aguarde {seconds} s.",
+        "voice_of": "As respostas falam com a voz de {name}, apenas a partir dos seus textos.",
+        "voice_unnamed": "As respostas vêm apenas dos textos do autor.",
+        "post_not_found": "Texto não encontrado",
+        "post_gone": "Este texto não está aqui (pode ter sido removido). Faça outra pergunta no chat.",
+        "back_to_chat": "Voltar ao chat",
+        "read_on_blog": "Ler no blog",
+        "quote_edited": "As frases citadas não estão nesta versão do texto (ele foi editado desde então).",
     },
     "nl": {
         "searched_for": "Gezocht naar:",
@@ -268,6 +354,18 @@ _OTHERS: dict[str, dict[str, str]] = {
         "page_title": "Vraag het de blog",
         "sources_title": "Bronnen",
         "copy": "Antwoord kopiëren",
+        "question_empty": "De vraag is leeg: typ een vraag.",
+        "question_too_long": "Deze vraag is {length} tekens lang, en vragen mogen hoogstens {limit} tekens lang zijn. Stel een kortere vraag.",
+        "question_flood": "Deze vraag bestaat uit {length} Unicode-codepunten (letters, accenten, delen van emoji), en de grens is {limit}. Stel een kortere vraag.",
+        "question_broken": "De vraag bevat een ongeldig teken: typ hem opnieuw.",
+        "rate_limited": "U hebt in de afgelopen minuut veel vragen gesteld: wacht {seconds} s.",
+        "voice_of": "Vragen worden beantwoord met de stem van {name}, alleen uit de berichten.",
+        "voice_unnamed": "Vragen worden alleen beantwoord uit de berichten van de auteur.",
+        "post_not_found": "Bericht niet gevonden",
+        "post_gone": "Dit bericht is er niet (misschien is het verwijderd). Stel een andere vraag in de chat.",
+        "back_to_chat": "Terug naar de chat",
+        "read_on_blog": "Lees het op de blog",
+        "quote_edited": "De geciteerde zinnen staan niet in deze versie van het bericht (het is intussen bewerkt).",
     },
     "ru": {
         "searched_for": "Поиск по запросу:",
@@ -299,6 +397,18 @@ _OTHERS: dict[str, dict[str, str]] = {
         "page_title": "Вопрос блогу",
         "sources_title": "Источники",
         "copy": "Скопировать ответ",
+        "question_empty": "Вопрос пустой: пожалуйста, введите вопрос.",
+        "question_too_long": "Длина вопроса в символах: {length}, а допустимо не больше {limit}. Пожалуйста, задайте вопрос короче.",
+        "question_flood": "Вопрос состоит из кодовых точек Unicode (буквы, диакритические знаки, части эмодзи): {length}, а допустимо не больше {limit}. Пожалуйста, задайте вопрос короче.",
+        "question_broken": "В вопросе есть повреждённый символ: пожалуйста, введите его заново.",
+        "rate_limited": "За последнюю минуту вы задали много вопросов: подождите, пожалуйста, {seconds} с.",
+        "voice_of": "Ответы даются от имени {name} и основаны только на записях в блоге.",
+        "voice_unnamed": "Ответы основаны только на записях автора.",
+        "post_not_found": "Запись не найдена",
+        "post_gone": "Этой записи здесь нет (возможно, её удалили). Задайте другой вопрос в чате.",
+        "back_to_chat": "Вернуться в чат",
+        "read_on_blog": "Читать в блоге",
+        "quote_edited": "Цитируемых предложений нет в этой версии записи (с тех пор её изменили).",
     },
     "ja": {
         "searched_for": "検索した内容：",
@@ -330,6 +440,18 @@ _OTHERS: dict[str, dict[str, str]] = {
         "page_title": "ブログに質問する",
         "sources_title": "出典",
         "copy": "回答をコピー",
+        "question_empty": "質問が空です。質問を入力してください。",
+        "question_too_long": "この質問は{length}文字あります。質問は{limit}文字までです。もっと短い質問をしてください。",
+        "question_flood": "この質問はUnicodeのコードポイント（文字、アクセント、絵文字の部品）{length}個でできています。上限は{limit}個です。もっと短い質問をしてください。",
+        "question_broken": "質問に壊れた文字が含まれています。もう一度入力してください。",
+        "rate_limited": "この1分間にたくさんの質問がありました。{seconds}秒お待ちください。",
+        "voice_of": "質問には{name}の言葉で、投稿だけをもとに答えます。",
+        "voice_unnamed": "質問には著者の投稿だけをもとに答えます。",
+        "post_not_found": "投稿が見つかりません",
+        "post_gone": "この投稿はここにありません（削除された可能性があります）。チャットで別の質問をしてください。",
+        "back_to_chat": "チャットに戻る",
+        "read_on_blog": "ブログで読む",
+        "quote_edited": "引用された文は、この版の投稿にはありません（その後編集されました）。",
     },
     "zh": {
         "searched_for": "搜索内容：",
@@ -361,6 +483,18 @@ _OTHERS: dict[str, dict[str, str]] = {
         "page_title": "向博客提问",
         "sources_title": "来源",
         "copy": "复制回答",
+        "question_empty": "问题为空：请输入一个问题。",
+        "question_too_long": "这个问题有 {length} 个字符，问题最多 {limit} 个字符。请提一个更短的问题。",
+        "question_flood": "这个问题由 {length} 个 Unicode 码位（字母、重音符号、表情符号的组成部分）构成，上限为 {limit} 个。请提一个更短的问题。",
+        "question_broken": "问题中有一个损坏的字符：请重新输入。",
+        "rate_limited": "您在过去一分钟内提了很多问题：请等待 {seconds} 秒。",
+        "voice_of": "问题以 {name} 的口吻回答，内容只来自其文章。",
+        "voice_unnamed": "回答只来自作者的文章。",
+        "post_not_found": "未找到文章",
+        "post_gone": "这篇文章不在这里（可能已被删除）。请在聊天中提出其他问题。",
+        "back_to_chat": "返回聊天",
+        "read_on_blog": "在博客上阅读",
+        "quote_edited": "引用的句子不在这一版本的文章中（文章后来经过了编辑）。",
     },
     "ko": {
         "searched_for": "검색한 내용:",
@@ -392,6 +526,18 @@ _OTHERS: dict[str, dict[str, str]] = {
         "page_title": "블로그에 질문하기",
         "sources_title": "출처",
         "copy": "답변 복사",
+        "question_empty": "질문이 비어 있습니다. 질문을 입력하세요.",
+        "question_too_long": "이 질문은 {length}자입니다. 질문은 {limit}자까지 가능합니다. 더 짧게 질문해 주세요.",
+        "question_flood": "이 질문은 유니코드 코드 포인트(글자, 악센트, 이모지 조각) {length}개로 이루어져 있습니다. 한도는 {limit}개입니다. 더 짧게 질문해 주세요.",
+        "question_broken": "질문에 깨진 문자가 있습니다. 다시 입력해 주세요.",
+        "rate_limited": "지난 1분 동안 질문을 많이 하셨습니다. {seconds}초 기다려 주세요.",
+        "voice_of": "질문에는 {name}의 목소리로, 작성한 글만을 바탕으로 답합니다.",
+        "voice_unnamed": "질문에는 작성자의 글만을 바탕으로 답합니다.",
+        "post_not_found": "글을 찾을 수 없습니다",
+        "post_gone": "이 글은 여기에 없습니다(삭제되었을 수 있습니다). 채팅에서 다른 질문을 해 보세요.",
+        "back_to_chat": "채팅으로 돌아가기",
+        "read_on_blog": "블로그에서 읽기",
+        "quote_edited": "인용된 문장이 이 버전의 글에 없습니다(그 후 수정되었습니다).",
     },
 }
 
@@ -428,3 +574,40 @@ def label_language(question: str | None, blog: str | None) -> str:
         if code and code in LABELS:
             return code
     return "en"
+
+
+# How a language groups a number's thousands: the English text says "20,000", the German "20.000".
+_THOUSANDS = {
+    "de": ".",
+    "es": ".",
+    "it": ".",
+    "nl": ".",
+    "pt": ".",
+    "tr": ".",
+    "fr": "\u202f",
+    "ru": "\u00a0",
+}
+
+
+def number(value: int, code: str | None) -> str:
+    """`value` written with language `code`'s thousands separator (English's comma for the others)."""
+    return f"{value:,}".replace(",", _THOUSANDS.get(code or "", ","))
+
+
+def fill(text: str, **values: str) -> str:
+    """`text` with each `{key}` replaced by its value: a plain replace, so braces in a value (a post's
+    title) or a label are never read as a format."""
+    for key, value in values.items():
+        text = text.replace("{" + key + "}", value)
+    return text
+
+
+def rate_refusal(seconds: int, code: str | None) -> str:
+    """The per-minute limit's refusal in language `code`: "… please wait 12 s." (`seconds` ≥ 1)."""
+    return fill(labels(code)["rate_limited"], seconds=number(seconds, code))
+
+
+def voice_caption(words: dict[str, str], name: str) -> str:
+    """The chat's caption in `words`' language: "… in the voice of {name} …", or the unnamed variant when
+    `name` is empty (Settings.named_author), as `ask_placeholder`."""
+    return fill(words["voice_of"], name=name) if name else words["voice_unnamed"]

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import regex
 
+from core.text.labels import fill, labels, number
+
 # Room for the code points of what reads as one character: the longest emoji sequences (a kiss with two
 # skin tones) take 10, families 5–7, a letter with its accents 2–3. More than this is a flood.
 RAW_FACTOR = 8
@@ -27,17 +29,28 @@ _GRAPHEME = regex.compile(r"\X")
 _SURROGATE = regex.compile(r"[\ud800-\udfff]")
 # Something a reader can see: not a separator, control or format character (zero-width space, BOM, NUL).
 _VISIBLE = regex.compile(r"[^\p{Z}\p{Cc}\p{Cf}\s]")
+# The reader's words (core/text/labels.py) for each refusal: by kind, then by what was counted.
+_LABELS = {"empty": "question_empty", "broken": "question_broken", "code_points": "question_flood"}
 
 
 class QuestionError(ValueError):
-    """A question that cannot be asked; `str()` is a message for the reader. `kind`: "empty", "too_long"
-    or "broken" (an unpaired surrogate)."""
+    """A question that cannot be asked; `str()` is a message for the reader, in English, and
+    `in_language(code)` the same in a reader's language (core/text/labels.py). `kind`: "empty",
+    "too_long" or "broken" (an unpaired surrogate); `counted`, for "too_long": "characters" (what a person
+    sees) or "code_points" (a flood of combining marks)."""
 
-    def __init__(self, message: str, *, kind: str, length: int = 0, limit: int = 0) -> None:
-        super().__init__(message)
+    def __init__(self, *, kind: str, length: int = 0, limit: int = 0, counted: str = "characters") -> None:
         self.kind = kind
         self.length = length
         self.limit = limit
+        self.counted = counted
+        super().__init__(self.in_language("en"))
+
+    def in_language(self, code: str | None) -> str:
+        """The message in language `code`'s words, numbers written as that language writes them
+        (English's for a language without a set)."""
+        key = _LABELS.get(self.kind) or _LABELS.get(self.counted, "question_too_long")
+        return fill(labels(code)[key], length=number(self.length, code), limit=number(self.limit, code))
 
 
 def perceived_length(text: str) -> int:
@@ -57,32 +70,16 @@ def check_question(question: str | None, max_chars: int) -> str:
     `max_chars` code points (0: no limit)."""
     text = (question or "").strip()
     if not _VISIBLE.search(text):  # "", or only invisible characters: a zero-width space, a BOM, NUL
-        raise QuestionError("The question is empty: please type a question.", kind="empty")
+        raise QuestionError(kind="empty")
     if has_surrogates(text):
-        raise QuestionError(
-            "The question holds a broken character (an unpaired UTF-16 surrogate such as \\ud800): "
-            "please type it again.",
-            kind="broken",
-        )
+        raise QuestionError(kind="broken")
     if not max_chars:
         return text
     raw_limit = RAW_FACTOR * max_chars
     # A paste too long whatever it draws as is not worth counting in clusters.
     length = perceived_length(text) if len(text) <= max(raw_limit, COUNTED) else len(text)
     if length > max_chars:
-        raise QuestionError(
-            f"This question is {length:,} characters long, and questions are limited to {max_chars:,}. "
-            "Please ask a shorter question.",
-            kind="too_long",
-            length=length,
-            limit=max_chars,
-        )
+        raise QuestionError(kind="too_long", length=length, limit=max_chars)
     if len(text) > raw_limit:
-        raise QuestionError(
-            f"This question is made of {len(text):,} Unicode code points (letters, accents, emoji parts), "
-            f"and questions are limited to {raw_limit:,}. Please ask a shorter question.",
-            kind="too_long",
-            length=len(text),
-            limit=raw_limit,
-        )
+        raise QuestionError(kind="too_long", length=len(text), limit=raw_limit, counted="code_points")
     return text

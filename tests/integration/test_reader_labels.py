@@ -14,7 +14,7 @@ from core.models import Block, Post
 from core.serve.api import api_app
 from core.store import Store
 from core.text.labels import labels
-from tests.conftest import GERMAN_POSTS, open_app, shown
+from tests.conftest import GERMAN_POSTS, open_app, shown, texts
 from tests.integration.test_api_requests import call, post
 
 GERMAN = labels("de")
@@ -99,3 +99,58 @@ def test_the_question_after_an_answer_in_another_language_is_asked(corpus):
     asked = [m.markdown[0].value if m.markdown else "" for m in at.chat_message]
     assert len(at.chat_message) == 4, asked
     assert at.chat_message[3].markdown[0].value.startswith("From "), asked
+
+
+LONG_GERMAN = "Wie überwintern die Bienen im kalten Winter, wenn es draußen lange friert und schneit?"
+
+
+def test_the_api_refuses_a_german_readers_question_in_german(german_blog: Settings):
+    """The widget shows `error` as it is: a German reader was refused in English. Same statuses."""
+    app = api_app(lambda: german_blog.replace(max_question_chars=40, questions_per_minute=1))
+    status, empty = post(app, "/ask", {"question": "   "})  # nothing to tell by: the blog's language
+    assert (status, empty["error"]) == (400, "Die Frage ist leer: Bitte geben Sie eine Frage ein.")
+    status, long = post(app, "/ask", {"question": LONG_GERMAN})
+    assert status == 413 and long["error"].startswith(f"Diese Frage ist {len(LONG_GERMAN)} Zeichen"), long
+    assert "höchstens 40 Zeichen" in long["error"]
+    status, searched = call(app, "GET", "/search", b"q=%20")
+    assert (status, searched["error"]) == (400, empty["error"])
+    # An English question on the German blog is refused in English, as it would be answered.
+    asked = "How do the bees get through the cold winter here?"
+    status, english = post(app, "/ask", {"question": asked})
+    assert status == 413 and english["error"].startswith(f"This question is {len(asked)} characters"), english
+    # The per-minute limit: the first question is answered, the second refused in German, still a 429.
+    assert post(app, "/ask", {"question": "Was füttern Sie?"})[0] == 200
+    status, limited = post(app, "/ask", {"question": "Wann schwärmen die Bienen?"})
+    assert status == 429 and limited["error"].startswith("Sie haben in der letzten Minute viele Fragen"), (
+        limited
+    )
+
+
+def test_the_chat_refuses_a_german_question_in_german(german_blog: Settings, monkeypatch):
+    monkeypatch.setenv("INKWELL_MAX_QUESTION_CHARS", "40")
+    at = open_app()
+    # The caption in the blog's language; the author unnamed, so no English "the author" in it.
+    assert GERMAN["voice_unnamed"] in texts(at.caption)
+    at.chat_input[0].set_value(LONG_GERMAN).run()
+    assert not at.exception and len(at.chat_message) == 0  # neither shown nor answered
+    (warning,) = texts(at.warning)
+    assert warning == (
+        f"Diese Frage ist {len(LONG_GERMAN)} Zeichen lang, Fragen dürfen höchstens 40 Zeichen lang sein. "
+        "Bitte stellen Sie eine kürzere Frage."
+    )
+
+
+def test_the_chat_says_whose_voice_answers_in_the_blogs_language(german_blog: Settings, monkeypatch):
+    monkeypatch.setenv("INKWELL_AUTHOR_NAME", "Mara Quill")
+    at = open_app()
+    assert "Fragen werden im Namen von Mara Quill beantwortet, ausschließlich aus den Beiträgen." in texts(
+        at.caption
+    )
+
+
+def test_the_reader_page_of_a_missing_post_on_a_german_blog_is_in_german(german_blog: Settings):
+    at = open_app()
+    at.query_params["post"] = "gone"
+    at.switch_page("pages/read.py").run()
+    assert not at.exception and texts(at.title) == ["Beitrag nicht gefunden"]
+    assert [link.label for link in at.get("page_link")] == ["Zurück zum Chat"]

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from core.config import Settings
 from core.publish.site import ASSETS, PAGE_LABELS, page_html
-from core.text.labels import ENGLISH, LABELS, ask_placeholder, label_language, labels
+from core.serve.guard import Decision
+from core.text import QuestionError, check_question
+from core.text.labels import ENGLISH, LABELS, ask_placeholder, label_language, labels, voice_caption
 from core.text.languages import REPLY_LANGUAGES
 
 
@@ -48,3 +52,40 @@ def test_an_unnamed_author_is_not_put_into_another_languages_sentence():
     named = Settings.load({"author_name": "Mara Quill"}, environ={})
     assert ask_placeholder(labels("de"), named.named_author) == "Fragen Sie Mara Quill etwas"
     assert ask_placeholder(labels("en"), named.named_author) == "Ask Mara Quill something"
+
+
+def test_a_refused_question_is_told_in_the_readers_language():
+    """The refusals were English whatever the reader's language; English's text is unchanged."""
+    with pytest.raises(QuestionError) as info:
+        check_question("é" * 20_000, 1000)
+    assert info.value.in_language("en") == str(info.value)
+    assert str(info.value).startswith("This question is 20,000 characters long")
+    assert info.value.in_language("de") == (
+        "Diese Frage ist 20.000 Zeichen lang, Fragen dürfen höchstens 1.000 Zeichen lang sein. "
+        "Bitte stellen Sie eine kürzere Frage."
+    )
+    assert "20\u202f000" in info.value.in_language("fr") and "1,000" in info.value.in_language("xx")
+    with pytest.raises(QuestionError) as empty:
+        check_question("\u200b", 1000)
+    assert empty.value.in_language("ja") == "質問が空です。質問を入力してください。"
+    with pytest.raises(QuestionError) as flood:
+        check_question("e" + "\u0301" * 2500, 300)  # one character drawn, 2,501 code points
+    assert flood.value.in_language("de").startswith("Diese Frage besteht aus 2.501 Unicode-Codepunkten")
+    assert "erlaubt sind höchstens 2.400" in flood.value.in_language("de")
+
+
+def test_the_rate_limit_and_the_chat_caption_in_the_readers_language():
+    limited = Decision(False, retry_after=11.2)
+    assert limited.message == "You have asked a lot of questions in the last minute: please wait 12 s."
+    assert (
+        limited.in_language("de")
+        == "Sie haben in der letzten Minute viele Fragen gestellt: Bitte warten Sie 12 s."
+    )
+    assert Decision(True).in_language("de") == "" and limited.wait == 12
+    assert voice_caption(labels("en"), "Mara Quill") == (
+        "Questions are answered in the voice of Mara Quill, from their posts only."
+    )
+    assert (
+        voice_caption(labels("de"), "")
+        == "Fragen werden ausschließlich aus den Beiträgen des Autors beantwortet."
+    )
