@@ -128,6 +128,7 @@ def test_the_api_refuses_a_german_readers_question_in_german(german_blog: Settin
 
 def test_the_chat_refuses_a_german_question_in_german(german_blog: Settings, monkeypatch):
     monkeypatch.setenv("INKWELL_MAX_QUESTION_CHARS", "40")
+    monkeypatch.setenv("INKWELL_QUESTIONS_PER_MINUTE", "1")
     at = open_app()
     # The caption in the blog's language; the author unnamed, so no English "the author" in it.
     assert GERMAN["voice_unnamed"] in texts(at.caption)
@@ -137,6 +138,15 @@ def test_the_chat_refuses_a_german_question_in_german(german_blog: Settings, mon
     assert warning == (
         f"Diese Frage ist {len(LONG_GERMAN)} Zeichen lang, Fragen dürfen höchstens 40 Zeichen lang sein. "
         "Bitte stellen Sie eine kürzere Frage."
+    )
+    # A refused question costs none of the minute's; the next one is answered, the one after it refused,
+    # in the conversation's language when the question is too short to tell.
+    at.chat_input[0].set_value("Was füttern Sie im September den Bienen?").run()
+    assert len(at.chat_message) == 2 and not at.warning
+    at.chat_input[0].set_value("Und?").run()
+    (warning,) = texts(at.warning)
+    assert warning.startswith("Sie haben in der letzten Minute viele Fragen gestellt: Bitte warten Sie "), (
+        warning
     )
 
 
