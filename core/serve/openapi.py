@@ -13,7 +13,8 @@ _POST_REF = {
     "required": ["post_id", "title", "url"],
 }
 _ERROR = {
-    "description": "An error, in plain words.",
+    "description": "An error, in plain words: the refusal of a reader's question (empty, too long, too many a "
+    "minute) in the question's language, else the blog's. Tell errors apart by `status`.",
     "content": {
         "application/json": {
             "schema": {
