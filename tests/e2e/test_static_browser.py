@@ -265,6 +265,22 @@ def german_page(german_site: Path, driver):
         yield page
 
 
+def test_a_german_readers_refused_question_is_refused_in_german(german_page):
+    """The page refused an empty or over-long question in English on a German blog; the server's chat
+    and API refuse in the reader's language (core/text/labels.py), and so does the page now."""
+    from playwright.sync_api import expect
+
+    german = labels("de")
+    german_page.fill("#inkwell-question", "   ")  # nothing to tell the language by: the blog's
+    german_page.click("#inkwell-form button")
+    expect(german_page.locator("#inkwell-status")).to_have_text(german["question_empty"])
+    german_page.fill("#inkwell-question", "Warum füttern Sie die Bienen im Winter? " * 30)
+    german_page.click("#inkwell-form button")
+    expected = german["question_too_long"].split("{length}")[0]  # "Diese Frage ist "
+    expect(german_page.locator("#inkwell-status")).to_contain_text(expected)
+    expect(german_page.locator("#inkwell-status")).to_contain_text("1.000")  # as German writes a thousand
+
+
 def test_a_german_blogs_page_says_its_fixed_words_in_german(german_page):
     # The page said "Ask a question about the posts", "From …:", "Searched for: …" on a German blog.
     german = labels("de")

@@ -98,16 +98,17 @@ async function ask(question, conversation = []) {
   const { engine, embed } = await ready;
   const started = performance.now();
   const text = String(question || "").trim();
-  // The reader reads these: worded as the server's (core/text/question.py check_question), saying what to do.
+  // The reader reads these: the server's refusals (core/text/question.py check_question), in the reader's
+  // language (labels: the question's, or the blog's for an empty one), numbers as that language writes them.
   // Invisible characters only (a zero-width space, a BOM) are empty too, as on the server.
-  if (!/[^\p{Z}\p{Cc}\p{Cf}\s]/u.test(text)) throw new Error("The question is empty: please type a question.");
+  const { language, labels } = engine.labelsFor(text);
+  const words = wordsOf(labels);
+  if (!/[^\p{Z}\p{Cc}\p{Cf}\s]/u.test(text)) throw new Error(words.question_empty);
   const length = Array.from(text).length;
   const limit = engine.settings.max_question_chars;
   if (limit && length > limit) {
-    throw new Error(
-      `This question is ${length.toLocaleString("en")} characters long, and questions are limited to ` +
-        `${limit.toLocaleString("en")}. Please ask a shorter question.`,
-    );
+    const number = (n) => n.toLocaleString(language);
+    throw new Error(words.question_too_long.replace("{length}", number(length)).replace("{limit}", number(limit)));
   }
   // Each text embedded once; the sentences are compared without "she", "the author" (`about`).
   const vectors = new Map();
